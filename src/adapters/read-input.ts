@@ -1,0 +1,33 @@
+import { readFile } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { InputError, UsageError } from "../core/errors.js";
+
+/** Reads a whole file, or standard input for `-` or no file, as raw bytes. */
+export async function readInput(file: string | undefined, stdin: Readable & { isTTY?: boolean }, what: string): Promise<Buffer> {
+  if (file === undefined || file === "-") {
+    if (stdin.isTTY === true) throw new UsageError(`no ${what}: give a FILE, or pipe it on standard input`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks);
+  }
+  try {
+    return await readFile(file);
+  } catch (error) {
+    throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
+  }
+}
+
+/** A file-system error in a person's words, from its code. */
+export function describeFsError(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case "ENOENT":
+      return "no such file";
+    case "EISDIR":
+      return "is a directory";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    default:
+      return (error as Error).message;
+  }
+}

@@ -1,0 +1,47 @@
+import { loadConfig } from "../../config/load.js";
+import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { formatDurationMs } from "../../core/duration.js";
+import { UsageError } from "../../core/errors.js";
+import { MASK, redactHeaderValue, redactUrl } from "../../core/redact.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { Output } from "../render.js";
+
+/** `wh config show`: the settings in effect, after flags, environment and file; secrets masked. */
+export async function runConfigShow(flags: DeliveryFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "all");
+  const output = new Output(io, globals);
+  const destinations = settings.destinations.map((destination) => ({
+    ...(destination.source === undefined ? {} : { source: destination.source, enabled: destination.enabled }),
+    webhooks: destination.targets.map((target) => ({
+      url: redactUrl(target.url),
+      headers: Object.fromEntries(Object.entries(target.headers).map(([name, value]) => [name, redactHeaderValue(name, value)])),
+    })),
+    sharedSecret: destination.sharedSecret === undefined ? null : MASK,
+    sharedSecretFrom: destination.secretOrigin ?? null,
+  }));
+  output.record({ configFile: settings.configPath ?? null, destinations, timeoutMs: settings.timeoutMs, retryWindowMs: settings.retryWindowMs, ca: settings.caFiles });
+  if (output.json) return 0;
+  const lines = [`config file: ${settings.configPath ?? "(none found)"}`];
+  for (const destination of destinations) {
+    if (destination.source !== undefined) lines.push(`source ${destination.source}${destination.enabled ? "" : " (disabled)"}:`);
+    for (const hook of destination.webhooks) {
+      lines.push(`  webhook ${hook.url}`);
+      for (const [name, value] of Object.entries(hook.headers)) lines.push(`    ${name}: ${value}`);
+    }
+    lines.push(`  shared secret: ${destination.sharedSecret === null ? "(none: requests are not signed)" : `${MASK} (from ${destination.sharedSecretFrom})`}`);
+  }
+  lines.push(`timeout: ${formatDurationMs(settings.timeoutMs)}`, `retry window: ${formatDurationMs(settings.retryWindowMs)}`);
+  if (settings.caFiles.length > 0) lines.push(`extra CA files: ${settings.caFiles.join(", ")}`);
+  output.result(lines.join("\n"));
+  return 0;
+}
+
+/** `wh config validate`: exit 0 when the config file is valid, 2 with every problem when not. */
+export async function runConfigValidate(flags: { config?: string }, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const { filepath } = await loadConfig(io.cwd, flags.config);
+  if (filepath === undefined) throw new UsageError("no config file found", { hint: "create .whrc.json (or another name listed in wh config --help), or pass --config FILE" });
+  const output = new Output(io, globals);
+  output.record({ valid: true, configFile: filepath });
+  output.result(`valid: ${filepath}`);
+  return 0;
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from "node:crypto";
+import { readInput } from "../../adapters/read-input.js";
+import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
+import type { DeliveryReport } from "../../core/deliver.js";
+import { UsageError } from "../../core/errors.js";
+import { prepareMessage, type PreparedMessage } from "../../core/message/prepare.js";
+import { MESSAGE_TYPES, type MessageType } from "../../core/message/schema.js";
+import { createDeliverer } from "../deliverer.js";
+import { printDryRun } from "../dry-run.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
+import { deliveryRecord, describeTargets, Output, renderDeliveryEvent } from "../render.js";
+
+export interface SendFlags extends DeliveryFlags {
+  data?: string;
+  userId?: string;
+  anonymousId?: string;
+  event?: string;
+  name?: string;
+  category?: string;
+  groupId?: string;
+  previousId?: string;
+  messageId?: string;
+  timestamp?: string;
+  prop?: string[];
+  trait?: string[];
+  context?: string[];
+  integrations?: string;
+  dryRun?: boolean;
+}
+
+/** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
+export async function runSend(type: string, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
+    throw new UsageError(`unknown message type ${JSON.stringify(type)}`, { hint: `use one of: ${MESSAGE_TYPES.join(", ")}` });
+  }
+  const input = await buildInput(type as MessageType, flags, io);
+  const prepared = prepareMessage(input, { now: () => new Date(), newId: randomUUID });
+  if (!prepared.ok) throw new UsageError(`invalid ${type} message: ${prepared.error}`, { hint: "nothing was sent" });
+  const message = prepared.message;
+  const output = new Output(io, globals);
+  if (!message.enabled) {
+    output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", reason: "integrations" });
+    output.result(`${output.out.yellow("skipped")} ${type}: its integrations turn the Webhooks destination off; nothing was sent`);
+    return 0;
+  }
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
+  if (flags.dryRun === true) {
+    for (const destination of settings.destinations) printDryRun(output, message.body, destination, sourceField(destination));
+    return 0;
+  }
+  const deliverer = await createDeliverer(settings);
+  try {
+    const reports = await Promise.all(
+      settings.destinations.map(async (destination) => {
+        const label = destination.source === undefined ? type : `${destination.source} ${type}`;
+        const report = await deliverer.deliver(message.body, destination, {
+          signal: io.signal,
+          onEvent: (event) => renderDeliveryEvent(output, event, label),
+        });
+        printOutcome(output, message, destination, report);
+        return report;
+      }),
+    );
+    if (reports.some((report) => report.outcome === "aborted")) return 130;
+    return reports.every((report) => report.outcome === "delivered") ? 0 : 1;
+  } finally {
+    output.stopSpinner();
+    await deliverer.close();
+  }
+}
+
+function printOutcome(output: Output, message: PreparedMessage, destination: Destination, report: DeliveryReport): void {
+  output.record({ type: message.type, messageId: message.messageId ?? null, ...sourceField(destination), ...deliveryRecord(report) });
+  const c = output.out;
+  const what = `${message.type}${message.messageId === undefined ? "" : ` ${message.messageId}`}${destination.source === undefined ? "" : ` (source ${destination.source})`}`;
+  const tries = `${report.attempts} attempt${report.attempts === 1 ? "" : "s"}`;
+  if (report.outcome === "delivered") output.result(`${c.green("✔ delivered")} ${what} to ${report.deliveredTo} (${tries})`);
+  else if (report.outcome === "aborted") output.result(`${c.yellow("✖ interrupted")} ${what} before it was delivered (${tries})`);
+  else output.result(`${c.red("✖ failed")} ${what}: ${describeTargets(report)}`);
+}
+
+function sourceField(destination: Destination): Record<string, unknown> {
+  return destination.source === undefined ? {} : { source: destination.source };
+}
+
+async function buildInput(type: MessageType, flags: SendFlags, io: CliIo): Promise<Record<string, unknown>> {
+  const input: Record<string, unknown> = flags.data === undefined ? {} : await readData(flags.data, io);
+  if (input.type !== undefined && input.type !== type) {
+    throw new UsageError(`--data has type ${JSON.stringify(input.type)} but the command sends ${type}`);
+  }
+  input.type = type;
+  const fields: [keyof SendFlags, string][] = [
+    ["userId", "userId"],
+    ["anonymousId", "anonymousId"],
+    ["event", "event"],
+    ["name", "name"],
+    ["category", "category"],
+    ["groupId", "groupId"],
+    ["previousId", "previousId"],
+    ["messageId", "messageId"],
+    ["timestamp", "timestamp"],
+  ];
+  for (const [flag, field] of fields) if (flags[flag] !== undefined) input[field] = flags[flag];
+  for (const [flag, field, pairs] of [
+    ["--prop", "properties", flags.prop],
+    ["--trait", "traits", flags.trait],
+    ["--context", "context", flags.context],
+  ] as const) {
+    if (pairs !== undefined && pairs.length > 0) input[field] = assignKeyValues(flag, pairs, objectField(input, field));
+  }
+  if (flags.integrations !== undefined) input.integrations = parseJsonObjectFlag("--integrations", flags.integrations);
+  return input;
+}
+
+function objectField(input: Record<string, unknown>, field: string): Record<string, unknown> {
+  const value = input[field];
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+}
+
+async function readData(data: string, io: CliIo): Promise<Record<string, unknown>> {
+  const text = data === "-" ? (await readInput("-", io.stdin, "--data")).toString("utf8") : data.startsWith("@") ? (await readInput(data.slice(1), io.stdin, "--data")).toString("utf8") : data;
+  return parseJsonObjectFlag("--data", text);
+}

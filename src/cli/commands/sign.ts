@@ -1,0 +1,19 @@
+import { readInput } from "../../adapters/read-input.js";
+import { signBody } from "../../core/sign.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { requireSecret } from "../secret.js";
+
+export interface SignFlags {
+  secret?: string;
+  secretFile?: string;
+  config?: string;
+}
+
+/** `wh sign [FILE|-]`: prints the X-Signature of the body's exact bytes. */
+export async function runSign(file: string | undefined, flags: SignFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const secret = await requireSecret(flags, io);
+  const body = await readInput(file, io.stdin, "body");
+  const signature = signBody(secret, body);
+  io.stdout.write(globals.json === true ? `${JSON.stringify({ signature, bytes: body.length })}\n` : `${signature}\n`);
+  return 0;
+}

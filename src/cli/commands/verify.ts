@@ -1,0 +1,32 @@
+import { readInput } from "../../adapters/read-input.js";
+import { verifySignature } from "../../core/sign.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { requireSecret } from "../secret.js";
+
+export interface VerifyFlags {
+  secret?: string;
+  secretFile?: string;
+  config?: string;
+  signature: string;
+  explain?: boolean;
+}
+
+/** `wh verify --signature HEX [FILE|-]`: exit 0 on a match, 1 on a mismatch or a malformed signature. */
+export async function runVerify(file: string | undefined, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const secret = await requireSecret(flags, io);
+  const body = await readInput(file, io.stdin, "body");
+  const result = verifySignature(secret, body, flags.signature);
+  let explanation: string | undefined;
+  if (!result.ok && flags.explain === true) {
+    const { explainMismatch } = await import("../../core/explain-signature.js");
+    explanation = explainMismatch(secret, body, flags.signature);
+  }
+  if (globals.json === true) {
+    io.stdout.write(`${JSON.stringify({ valid: result.ok, ...(result.ok ? {} : { reason: result.reason }), ...(explanation === undefined ? {} : { explanation }) })}\n`);
+  } else if (globals.quiet !== true) {
+    const reason = result.ok ? "" : result.reason === "malformed-signature" ? " (not a 40-character hex signature)" : "";
+    io.stdout.write(result.ok ? "valid: the signature matches the body\n" : `invalid: the signature does not match the body${reason}\n`);
+    if (explanation !== undefined) io.stdout.write(`likely cause: ${explanation}\n`);
+  }
+  return result.ok ? 0 : 1;
+}

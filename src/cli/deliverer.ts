@@ -1,0 +1,38 @@
+import { readCaFiles } from "../adapters/read-ca.js";
+import { systemClock } from "../adapters/system-clock.js";
+import { createUndiciTransport } from "../adapters/undici-transport.js";
+import type { Destination, DeliverySettings } from "../config/resolve.js";
+import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
+import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
+import { USER_AGENT } from "../version.js";
+
+export interface DeliverCallOptions {
+  signal?: AbortSignal | undefined;
+  onEvent?: ((event: DeliveryEvent) => void) | undefined;
+}
+
+/** The delivery engine wired to the real network and clock, for one command run. */
+export interface Deliverer {
+  deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
+  close(): Promise<void>;
+}
+
+export async function createDeliverer(settings: DeliverySettings): Promise<Deliverer> {
+  const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles) });
+  const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs };
+  return {
+    deliver: (body, destination, options = {}) =>
+      deliverMessage(body, {
+        targets: destination.targets,
+        transport,
+        clock: systemClock,
+        policy,
+        timeoutMs: settings.timeoutMs,
+        userAgent: USER_AGENT,
+        sharedSecret: destination.sharedSecret,
+        signal: options.signal,
+        onEvent: options.onEvent,
+      }),
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,48 @@
+import { CommanderError } from "commander";
+import { WhError } from "../core/errors.js";
+import type { CliIo } from "./io.js";
+import { runCli } from "./program.js";
+
+/**
+ * The one place that turns outcomes and errors into output and an exit code. The first Ctrl-C
+ * (or SIGTERM) asks the running command to stop cleanly; a second Ctrl-C exits at once.
+ */
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if ((process.env.NO_COLOR ?? "") !== "" || argv.includes("--no-color")) process.env.FORCE_COLOR = "0";
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (): void => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(130);
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signal: controller.signal };
+  try {
+    process.exitCode = await runCli(argv, io);
+  } catch (error) {
+    process.exitCode = reportError(error, io);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // commander has printed the message (or the help) already.
+    return error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
+  }
+  if (error instanceof WhError) {
+    io.stderr.write(`wh: ${error.message}\n`);
+    if (error.hint !== undefined) io.stderr.write(`  ${error.hint}\n`);
+    return error.exitCode;
+  }
+  io.stderr.write(`wh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  io.stderr.write("  this is a bug in wh; please report it with the command you ran and the output above\n");
+  return 70;
+}
+
+await main();

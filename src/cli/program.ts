@@ -1,0 +1,175 @@
+import { Command } from "commander";
+import { VERSION } from "../version.js";
+import type { CliIo, GlobalFlags } from "./io.js";
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+const RETRY_HELP = `
+Delivery:
+  One POST per message to every URL at once; delivered when any URL answers 2xx
+  within the timeout (5s, whole response), and then not retried to the others.
+  Retried: timeouts, connection errors, 408, 429 and 5xx except 501/505.
+  Final: other 4xx, 3xx (redirects are not followed), 501, 505, untrusted TLS.
+  Schedule: attempt n waits a random time in [0, min(10m, 1s x 2^(n-1))) (full
+  jitter), or exactly what Retry-After asks; no attempt starts after the retry
+  window (4h) has closed.`;
+
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}\n`;
+}
+
+function addDeliveryOptions(command: Command): Command {
+  return command
+    .option("--url <url>", "webhook URL (repeatable, at most 5); replaces the config's URLs", collect)
+    .option("--header <header>", "static header 'Name: value' for every URL (repeatable)", collect)
+    .option("--secret-file <file>", "read the shared secret from FILE")
+    .option("--secret <secret>", "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)")
+    .option("--ca <file>", "also trust the CA certificates in this PEM file (repeatable)", collect)
+    .option("--timeout <duration>", "time allowed for the whole response", "5s")
+    .option("--retry-window <duration>", "stop retrying this long after the first attempt", "4h")
+    .option("--source <name>", "the config source to deliver for")
+    .option("--config <file>", "config file (default: search for .whrc*, wh.config.*, package.json#wh)");
+}
+
+function addSecretOptions(command: Command): Command {
+  return command
+    .option("--secret-file <file>", "read the shared secret from FILE")
+    .option("--secret <secret>", "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)")
+    .option("--config <file>", "config file whose sharedSecret to use when no other is given");
+}
+
+/** The one command registry. Each action loads its module only when it runs. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode = 0;
+  const program = new Command("wh")
+    .description("Send, replay and verify signed webhook events, the way the Segment Webhooks destination delivers them.")
+    .version(VERSION, "-V, --version")
+    .option("--json", "machine-readable results on stdout, one JSON object per line")
+    .option("-q, --quiet", "no progress or log lines on stderr")
+    .option("--no-color", "no colours (NO_COLOR works too)")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
+  const globals = (): GlobalFlags => program.opts<GlobalFlags>();
+
+  addDeliveryOptions(
+    program
+      .command("send")
+      .summary("build, sign and deliver one message")
+      .description("Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.")
+      .argument("<type>", "identify, track, page, screen, group, alias or delete")
+      .option("--user-id <id>", "userId")
+      .option("--anonymous-id <id>", "anonymousId")
+      .option("--event <name>", "track: the event name")
+      .option("--name <name>", "page/screen: the name")
+      .option("--category <category>", "page: the category")
+      .option("--group-id <id>", "group: the groupId")
+      .option("--previous-id <id>", "alias: the previous identity")
+      .option("--message-id <id>", "messageId (default: a new UUID)")
+      .option("--timestamp <iso8601>", "when it happened (default: now); converted to UTC")
+      .option("--prop <key=value>", "a property; dotted keys nest, JSON values are parsed (repeatable)", collect)
+      .option("--trait <key=value>", "a trait, like --prop (repeatable)", collect)
+      .option("--context <key=value>", "a context field, like --prop (repeatable)", collect)
+      .option("--integrations <json>", `integrations object, e.g. '{"All":false,"Webhooks":true}'`)
+      .option("--data <json|@file|->", "the message as JSON (flags override its fields)")
+      .option("--dry-run", "print the exact request that would be sent, and send nothing"),
+  )
+    .addHelpText(
+      "after",
+      `${RETRY_HELP}\n${examples(
+        'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
+        "wh send identify --user-id u1 --trait plan=pro --trait address.city=Paris",
+        "wh send alias --user-id u1 --previous-id anon-42",
+        "wh send delete --user-id u1                 # to every enabled source",
+        "wh send page --data @page.json --json",
+      )}`,
+    )
+    .action(async (type: string, _flags, command: Command) => {
+      const { runSend } = await import("./commands/send.js");
+      exitCode = await runSend(type, command.opts(), globals(), io);
+    });
+
+  addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))
+    .addHelpText("after", examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"))
+    .action(async (file: string | undefined, _flags, command: Command) => {
+      const { runSign } = await import("./commands/sign.js");
+      exitCode = await runSign(file, command.opts(), globals(), io);
+    });
+
+  addSecretOptions(
+    program
+      .command("verify")
+      .description("Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.")
+      .argument("[file]", "the body; standard input when omitted or -"),
+  )
+    .requiredOption("--signature <hex>", "the X-Signature value to check")
+    .option("--explain", "on a mismatch, say what most likely went wrong")
+    .addHelpText(
+      "after",
+      examples("cat body.json | wh verify --secret-file secret.txt --signature 8b3e…", "wh verify --signature \"$SIG\" --explain body.json   # secret from WH_SHARED_SECRET"),
+    )
+    .action(async (file: string | undefined, _flags, command: Command) => {
+      const { runVerify } = await import("./commands/verify.js");
+      exitCode = await runVerify(file, command.opts(), globals(), io);
+    });
+
+  program
+    .command("listen")
+    .description("Run a local receiver that verifies X-Signature, prints each event and can capture them to NDJSON.")
+    .option("--port <port>", "port to listen on (default: a free port, printed at start)")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--secret-file <file>", "check X-Signature with the secret in FILE")
+    .option("--secret <secret>", "check X-Signature with this secret (WH_SHARED_SECRET works too)")
+    .option("--status <code>", "status to answer accepted requests with", "200")
+    .option("--out <file.ndjson>", "append every accepted body to this NDJSON file (wh replay can send it again)")
+    .addHelpText("after", examples("wh listen --port 4000 --secret-file secret.txt --out captured.ndjson", "wh listen --status 503   # watch wh retry"))
+    .action(async (_flags, command: Command) => {
+      const { runListen } = await import("./commands/listen.js");
+      exitCode = await runListen(command.opts(), globals(), io);
+    });
+
+  const config = program
+    .command("config")
+    .description("Show or validate the configuration.")
+    .addHelpText(
+      "after",
+      `
+Config files (cosmiconfig, module "wh"): .whrc, .whrc.json, .whrc.yaml, .whrc.yml,
+wh.config.js/.mjs/.cjs, or the "wh" key of package.json, searched from the current
+directory up to the project root. Flags override WH_SHARED_SECRET, which overrides the file.
+${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
+    );
+  addDeliveryOptions(config.command("show").description("Print the settings in effect (secrets masked)."))
+    .action(async (_flags, command: Command) => {
+      const { runConfigShow } = await import("./commands/config.js");
+      exitCode = await runConfigShow(command.opts(), globals(), io);
+    });
+  config
+    .command("validate")
+    .description("Check the config file; exit 2 with every problem when it is invalid.")
+    .option("--config <file>", "the config file to check (default: search)")
+    .action(async (_flags, command: Command) => {
+      const { runConfigValidate } = await import("./commands/config.js");
+      exitCode = await runConfigValidate(command.opts(), globals(), io);
+    });
+
+  program
+    .command("demo")
+    .description("Deliver the sample events, signed, to an in-process receiver and show them verified.")
+    .addHelpText("after", examples("wh demo", "npm start   # the same"))
+    .action(async () => {
+      const { runDemo } = await import("./commands/demo.js");
+      exitCode = await runDemo(globals(), io);
+    });
+
+  program.addHelpText(
+    "after",
+    `
+Exit codes: 0 all delivered (or signature valid); 1 an event failed or was invalid, or a
+signature did not match; 2 bad usage or configuration; 70 internal error; 130 interrupted.
+${examples('wh send track --event "Order Completed" --user-id u1 --url http://127.0.0.1:4000/', "wh listen --port 4000 --secret-file secret.txt", "cat body.json | wh verify --secret-file secret.txt --signature \"$SIG\"")}`,
+  );
+  await program.parseAsync(argv, { from: "user" });
+  return exitCode;
+}
+

@@ -1,0 +1,127 @@
+import chalk, { chalkStderr, type ChalkInstance } from "chalk";
+import type { Ora } from "ora";
+import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
+import { describeOutcome } from "../core/deliver.js";
+import { classifyOutcome } from "../core/retry-policy.js";
+import { formatDurationMs } from "../core/duration.js";
+import type { CliIo, GlobalFlags } from "./io.js";
+
+/**
+ * Where output goes. Results: stdout (human lines, or one JSON object per line with --json).
+ * Progress and logs: stderr, silenced by --quiet. Spinners: only on a TTY.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly quiet: boolean;
+  readonly out: ChalkInstance;
+  readonly err: ChalkInstance;
+  readonly interactive: boolean;
+  private spinner: Ora | undefined;
+
+  constructor(
+    private readonly io: CliIo,
+    flags: GlobalFlags,
+  ) {
+    this.json = flags.json === true;
+    this.quiet = flags.quiet === true;
+    this.out = chalk;
+    this.err = chalkStderr;
+    this.interactive = io.stderr.isTTY === true && !this.quiet && io.env.CI === undefined;
+  }
+
+  /** A human result line on stdout; nothing with --json. */
+  result(line: string): void {
+    if (!this.json) this.io.stdout.write(`${line}\n`);
+  }
+
+  /** One JSON record on stdout, with --json only. */
+  record(value: unknown): void {
+    if (this.json) this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** A progress or log line on stderr; nothing with --quiet. */
+  log(line: string): void {
+    if (this.quiet) return;
+    this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
+  }
+
+  /** Shows a spinner on stderr (TTY only) until stopSpinner(). */
+  async spin(text: string): Promise<void> {
+    if (!this.interactive) return;
+    if (this.spinner === undefined) {
+      const { default: ora } = await import("ora");
+      this.spinner = ora({ stream: this.io.stderr, discardStdin: false });
+    }
+    this.spinner.text = text;
+    if (!this.spinner.isSpinning) this.spinner.start();
+  }
+
+  stopSpinner(): void {
+    this.spinner?.stop();
+  }
+
+  private withSpinnerPaused(write: () => void): void {
+    const spinning = this.spinner?.isSpinning === true;
+    if (spinning) this.spinner?.clear();
+    write();
+    if (spinning) this.spinner?.render();
+  }
+}
+
+/** Renders delivery events as stderr lines: one per attempt's answer, one per retry. */
+export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label: string): void {
+  const c = output.err;
+  switch (event.type) {
+    case "attempt":
+      output.stopSpinner();
+      return;
+    case "response": {
+      const classification = classifyOutcome(event.outcome);
+      const paint = classification === "success" ? c.green : classification === "retryable" ? c.yellow : c.red;
+      output.log(`${c.dim(label)} ${event.url} attempt ${event.attempt}: ${paint(describeOutcome(event.outcome))} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`);
+      return;
+    }
+    case "retry":
+      output.log(`${c.dim(label)} ${event.url} retrying in ${formatDurationMs(event.delayMs)}`);
+      void output.spin(`waiting ${formatDurationMs(event.delayMs)} before retrying ${event.url}`);
+      return;
+    case "delivered":
+    case "failed":
+      output.stopSpinner();
+      return;
+  }
+}
+
+/** The machine-readable form of one delivery, shared by send, replay and the syncs. */
+export function deliveryRecord(report: DeliveryReport): Record<string, unknown> {
+  return {
+    outcome: report.outcome,
+    deliveredTo: report.deliveredTo ?? null,
+    attempts: report.attempts,
+    durationMs: report.durationMs,
+    urls: report.targets.map((target) => ({
+      url: target.url,
+      result: target.result,
+      attempts: target.attempts,
+      ...(target.last?.kind === "response" ? { status: target.last.status } : {}),
+      ...(target.last?.kind === "error" ? { error: target.last.message } : {}),
+      ...(target.reason === undefined ? {} : { reason: target.reason }),
+    })),
+  };
+}
+
+/** Each URL's last answer, for a failure line: `http://a/ → HTTP 404; http://b/ → timeout`. */
+export function describeTargets(report: DeliveryReport): string {
+  return report.targets
+    .map((target) => `${target.url} → ${describeOutcome(target.last)}${target.reason === undefined ? "" : ` (${target.reason})`}`)
+    .join("; ");
+}
+
+/** A short human summary of a message body: `track u1 "Order Completed"`. */
+export function summarizeMessage(json: unknown): string {
+  if (typeof json !== "object" || json === null) return "(not a message)";
+  const m = json as Record<string, unknown>;
+  const who = m.userId ?? m["User ID"] ?? m.anonymousId ?? "";
+  const what = m.event ?? m.name ?? m.groupId ?? (m["Previous ID"] === undefined ? undefined : `from ${String(m["Previous ID"])}`);
+  return [String(m.type ?? "?"), String(who), what === undefined ? "" : JSON.stringify(what)].filter(Boolean).join(" ");
+}

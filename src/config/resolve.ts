@@ -1,0 +1,130 @@
+import { parseDurationMs } from "../core/duration.js";
+import type { WebhookTarget } from "../core/deliver.js";
+import { ConfigError, UsageError } from "../core/errors.js";
+import { loadConfig } from "./load.js";
+import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
+import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
+
+/** The flags every delivering command shares (commander's camelCase names). */
+export interface DeliveryFlags extends SecretFlags {
+  config?: string | undefined;
+  url?: string[] | undefined;
+  header?: string[] | undefined;
+  ca?: string[] | undefined;
+  timeout?: string | undefined;
+  retryWindow?: string | undefined;
+  source?: string | undefined;
+}
+
+/** Where one message goes: a source's URLs, with its headers and secret. */
+export interface Destination {
+  /** The source's name in the config's `sources`; undefined for the flat settings. */
+  source: string | undefined;
+  enabled: boolean;
+  targets: WebhookTarget[];
+  sharedSecret: string | undefined;
+  secretOrigin: SecretOrigin | undefined;
+}
+
+export interface DeliverySettings {
+  configPath: string | undefined;
+  destinations: Destination[];
+  caFiles: string[];
+  timeoutMs: number;
+  retryWindowMs: number;
+}
+
+/** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
+export type SourceSelection = "one" | "all-enabled" | "all";
+
+export const DEFAULT_TIMEOUT_MS = 5_000;
+export const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
+
+/** Flags override the environment, the environment overrides the config file. */
+export async function resolveDeliverySettings(
+  flags: DeliveryFlags,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  selection: SourceSelection = "one",
+): Promise<DeliverySettings> {
+  const timeoutMs = parseDurationFlag("--timeout", flags.timeout, DEFAULT_TIMEOUT_MS);
+  const retryWindowMs = parseDurationFlag("--retry-window", flags.retryWindow, DEFAULT_RETRY_WINDOW_MS);
+  if (timeoutMs === 0) throw new UsageError("--timeout must be more than 0");
+  const secret = await secretFromFlagsOrEnv(flags, env);
+  const flagHeaders = parseHeaderFlags(flags.header ?? []);
+  const { config, filepath } = await loadConfig(cwd, flags.config);
+  let chosen = chooseSources(config, flags.source, selection);
+  if (flags.url !== undefined && flags.url.length > 0) {
+    const base = chosen[0];
+    chosen = [{ source: base?.source, enabled: true, webhooks: flags.url.map((url) => ({ url })), sharedSecret: base?.sharedSecret }];
+  }
+  if (chosen.length === 0) {
+    throw new UsageError("no webhook URL to deliver to", { hint: "pass --url URL, or set webhooks in a config file (.whrc.json)" });
+  }
+  const destinations = chosen.map((choice): Destination => {
+    const webhooks = choice.webhooks.map((hook) => ({ url: hook.url, headers: { ...hook.headers, ...flagHeaders } }));
+    const checked = parseWebhooks(webhooks);
+    if (!checked.ok) throw new ConfigError(checked.issues.map(flagIssue), { source: "the flags" });
+    return {
+      source: choice.source,
+      enabled: choice.enabled,
+      targets: checked.value.map((hook) => ({ url: new URL(hook.url), headers: hook.headers ?? {} })),
+      sharedSecret: secret?.value ?? choice.sharedSecret,
+      secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
+    };
+  });
+  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], timeoutMs, retryWindowMs };
+}
+
+interface SourceChoice {
+  source: string | undefined;
+  enabled: boolean;
+  webhooks: WebhookConfig[];
+  sharedSecret: string | undefined;
+}
+
+function chooseSources(config: WhConfig, name: string | undefined, selection: SourceSelection): SourceChoice[] {
+  const sources = Object.entries(config.sources ?? {}).map(
+    ([source, value]): SourceChoice => ({ source, enabled: value.enabled ?? true, webhooks: value.webhooks, sharedSecret: value.sharedSecret }),
+  );
+  if (sources.length === 0) {
+    if (name !== undefined) throw new UsageError(`--source ${name}: the config defines no sources`);
+    return config.webhooks === undefined ? [] : [{ source: undefined, enabled: true, webhooks: config.webhooks, sharedSecret: config.sharedSecret }];
+  }
+  const names = sources.map((source) => source.source).join(", ");
+  if (name !== undefined) {
+    const found = sources.find((source) => source.source === name);
+    if (found === undefined) throw new UsageError(`--source ${name}: no such source (the config has: ${names})`);
+    if (!found.enabled && selection !== "all") throw new UsageError(`--source ${name}: the destination is disabled for this source (enabled: false)`);
+    return [found];
+  }
+  if (selection === "all") return sources;
+  if (selection === "all-enabled") return sources.filter((source) => source.enabled);
+  if (sources.length === 1 && sources[0]?.enabled) return sources;
+  throw new UsageError(`the config has several sources; pick one with --source NAME (one of: ${names})`);
+}
+
+/** `--header 'Name: value'` (repeatable) into a map; names and values are checked with the config's rules. */
+export function parseHeaderFlags(values: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const value of values) {
+    const colon = value.indexOf(":");
+    if (colon <= 0) throw new UsageError(`--header ${JSON.stringify(value)}: expected 'Name: value'`);
+    headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+function parseDurationFlag(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = parseDurationMs(value);
+  if (ms === undefined) throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a duration such as 500ms, 5s, 10m or 4h`);
+  return ms;
+}
+
+/** Names the flag behind a webhook issue: `[2].url: …` came from --url, `[0].headers.X: …` from --header or the file. */
+function flagIssue(issue: string): string {
+  if (/^\[\d+\]\.headers/.test(issue)) return `--header ${issue.replace(/^\[\d+\]\.headers\.?/, "")}`;
+  if (/^\[\d+\]\.url/.test(issue)) return `--url ${issue.replace(/^\[\d+\]\.url: /, "")}`;
+  return issue.replace(/^\[\d+\]: /, "");
+}

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { formatIssues } from "../core/message/schema.js";
+
+/** The most webhook URLs one destination may have (the seed's limit). */
+export const MAX_WEBHOOKS = 5;
+
+/** Headers wh sets itself; a static header may not replace them. */
+export const OWNED_HEADERS = ["content-type", "content-length", "host", "transfer-encoding", "user-agent", "x-signature", "connection"] as const;
+
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FORBIDDEN_VALUE_CHARS = /[\r\n\0]/;
+
+const webhookUrl = z.string().superRefine((text, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not an absolute URL (give the whole URL, with http:// or https://)` });
+    return;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not an http or https URL` });
+  }
+});
+
+const staticHeaders = z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+  for (const [name, value] of Object.entries(headers)) {
+    const path = [name];
+    if (!HEADER_TOKEN.test(name)) ctx.addIssue({ code: "custom", path, message: `${JSON.stringify(name)} is not a valid header name` });
+    else if ((OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
+      ctx.addIssue({ code: "custom", path, message: `${name} is set by wh and cannot be configured` });
+    }
+    if (FORBIDDEN_VALUE_CHARS.test(value)) ctx.addIssue({ code: "custom", path, message: "header value must not contain CR, LF or NUL" });
+  }
+});
+
+const webhookSchema = z.strictObject({ url: webhookUrl, headers: staticHeaders.optional() });
+
+const webhooksSchema = z
+  .array(webhookSchema)
+  .min(1, "at least one webhook URL is required")
+  .superRefine((list, ctx) => {
+    if (list.length > MAX_WEBHOOKS) {
+      ctx.addIssue({ code: "custom", path: [MAX_WEBHOOKS], message: `${list.length} webhooks given; at most ${MAX_WEBHOOKS} are allowed` });
+    }
+  });
+
+const secretSchema = z.string().min(1, "must not be empty");
+
+const sourceSchema = z.strictObject({
+  writeKey: z.string().min(1).optional(),
+  enabled: z.boolean().optional(),
+  webhooks: webhooksSchema,
+  sharedSecret: secretSchema.optional(),
+});
+
+export const configSchema = z
+  .strictObject({
+    webhooks: webhooksSchema.optional(),
+    sharedSecret: secretSchema.optional(),
+    sources: z.record(z.string().min(1), sourceSchema).optional(),
+    ingest: z.strictObject({ endpoint: webhookUrl.optional(), writeKey: z.string().min(1).optional() }).optional(),
+  })
+  .superRefine((config, ctx) => {
+    if (config.sources !== undefined && (config.webhooks !== undefined || config.sharedSecret !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["sources"], message: "use either sources or the top-level webhooks/sharedSecret, not both" });
+    }
+  });
+
+export type WhConfig = z.infer<typeof configSchema>;
+export type WebhookConfig = z.infer<typeof webhookSchema>;
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+export type ParseConfigResult = { ok: true; value: WhConfig } | { ok: false; issues: string[] };
+
+/** Validates a configuration: pure, with one `path: problem` line per issue. */
+export function parseConfig(input: unknown): ParseConfigResult {
+  const parsed = configSchema.safeParse(input ?? {});
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
+}
+
+/** Validates webhooks given on the command line, with the same rules as the file's. */
+export function parseWebhooks(input: unknown): { ok: true; value: WebhookConfig[] } | { ok: false; issues: string[] } {
+  const parsed = webhooksSchema.safeParse(input);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
+}

@@ -1,0 +1,43 @@
+import { readFile } from "node:fs/promises";
+import { UsageError } from "../core/errors.js";
+
+export type SecretOrigin = "--secret" | "--secret-file" | "WH_SHARED_SECRET" | "config file";
+
+export interface SecretFlags {
+  secret?: string | undefined;
+  secretFile?: string | undefined;
+}
+
+export interface ResolvedSecret {
+  value: string;
+  origin: SecretOrigin;
+}
+
+/**
+ * The secret from flags, else from WH_SHARED_SECRET. Kept apart from the config loader so that
+ * `wh sign` and `wh verify` start without loading cosmiconfig.
+ */
+export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.ProcessEnv): Promise<ResolvedSecret | undefined> {
+  if (flags.secret !== undefined && flags.secretFile !== undefined) throw new UsageError("give --secret or --secret-file, not both");
+  if (flags.secret !== undefined) {
+    if (flags.secret === "") throw new UsageError("--secret must not be empty");
+    return { value: flags.secret, origin: "--secret" };
+  }
+  if (flags.secretFile !== undefined) return { value: await readSecretFile(flags.secretFile), origin: "--secret-file" };
+  const fromEnv = env.WH_SHARED_SECRET;
+  return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, origin: "WH_SHARED_SECRET" };
+}
+
+/** Reads a secret file; one trailing newline (as editors write) is not part of the secret. */
+async function readSecretFile(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
+    throw new UsageError(`--secret-file ${path}: ${reason}`, { cause: error });
+  }
+  const value = text.replace(/\r?\n$/, "");
+  if (value === "") throw new UsageError(`--secret-file ${path}: the file is empty`);
+  return value;
+}

@@ -1,0 +1,150 @@
+import type { Clock } from "./clock.js";
+import { decideRetry, type AttemptOutcome, type RetryPolicy, type TransportErrorCode } from "./retry-policy.js";
+import { redactUrl } from "./redact.js";
+import { SIGNATURE_HEADER, signBody } from "./sign.js";
+
+/** One webhook URL and the static headers configured for it. */
+export interface WebhookTarget {
+  url: URL;
+  headers: Readonly<Record<string, string>>;
+}
+
+export type TransportResult =
+  | { kind: "response"; status: number; retryAfter?: string | undefined }
+  | { kind: "error"; code: TransportErrorCode; message: string };
+
+/** The narrow port to the network: undici in use, anything that posts bytes in tests. */
+export interface HttpTransport {
+  post(url: URL, headers: Record<string, string>, body: Uint8Array, options: { signal: AbortSignal; timeoutMs: number }): Promise<TransportResult>;
+}
+
+export type DeliveryEvent =
+  | { type: "attempt"; url: string; attempt: number }
+  | { type: "response"; url: string; attempt: number; outcome: AttemptOutcome; durationMs: number }
+  | { type: "retry"; url: string; attempt: number; delayMs: number }
+  | { type: "delivered"; url: string; attempt: number }
+  | { type: "failed"; report: DeliveryReport };
+
+export interface TargetReport {
+  url: string;
+  attempts: number;
+  /** The last answer or error from this URL, if any attempt finished. */
+  last: AttemptOutcome | undefined;
+  result: "delivered" | "failed" | "cancelled";
+  /** Why a failed URL was given up on, when it was not its last outcome alone. */
+  reason?: string | undefined;
+}
+
+export interface DeliveryReport {
+  outcome: "delivered" | "failed" | "aborted";
+  deliveredTo: string | undefined;
+  attempts: number;
+  durationMs: number;
+  targets: TargetReport[];
+}
+
+export interface DeliveryOptions {
+  targets: readonly WebhookTarget[];
+  transport: HttpTransport;
+  clock: Clock;
+  policy: RetryPolicy;
+  timeoutMs: number;
+  userAgent: string;
+  sharedSecret?: string | undefined;
+  random?: () => number;
+  /** Aborting stops every attempt and sleep: the report's outcome is then "aborted". */
+  signal?: AbortSignal | undefined;
+  onEvent?: (event: DeliveryEvent) => void;
+}
+
+/**
+ * The headers of every request for one body: signed once, over the exact bytes that are sent.
+ * A URL's static headers come last (the config refuses the names wh owns).
+ */
+export function buildRequestHeaders(body: Uint8Array, userAgent: string, sharedSecret: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { "Content-Type": "application/json", "User-Agent": userAgent };
+  if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
+  return headers;
+}
+
+/**
+ * Posts one message to every URL at once and retries each URL on its own schedule. The message
+ * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
+ */
+export async function deliverMessage(body: string, options: DeliveryOptions): Promise<DeliveryReport> {
+  const { clock, onEvent } = options;
+  const bytes = Buffer.from(body);
+  const headers = buildRequestHeaders(bytes, options.userAgent, options.sharedSecret);
+  const startedAtMs = clock.now();
+  const cancel = new AbortController();
+  const outer = options.signal;
+  const onOuterAbort = (): void => cancel.abort();
+  outer?.addEventListener("abort", onOuterAbort, { once: true });
+  if (outer?.aborted) cancel.abort();
+  try {
+    const targets = await Promise.all(
+      options.targets.map(async (target) => {
+        const report = await deliverToTarget(target, bytes, headers, options, cancel.signal);
+        if (report.result === "delivered") cancel.abort();
+        return report;
+      }),
+    );
+    const delivered = targets.find((target) => target.result === "delivered");
+    const report: DeliveryReport = {
+      outcome: delivered !== undefined ? "delivered" : outer?.aborted ? "aborted" : "failed",
+      deliveredTo: delivered?.url,
+      attempts: targets.reduce((sum, target) => sum + target.attempts, 0),
+      durationMs: clock.now() - startedAtMs,
+      targets,
+    };
+    if (report.outcome === "failed") onEvent?.({ type: "failed", report });
+    return report;
+  } finally {
+    outer?.removeEventListener("abort", onOuterAbort);
+  }
+}
+
+async function deliverToTarget(
+  target: WebhookTarget,
+  body: Uint8Array,
+  baseHeaders: Record<string, string>,
+  options: DeliveryOptions,
+  signal: AbortSignal,
+): Promise<TargetReport> {
+  const { clock, onEvent } = options;
+  const url = redactUrl(target.url);
+  const headers = { ...baseHeaders, ...target.headers };
+  const random = options.random ?? Math.random;
+  const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
+  const firstAttemptAtMs = clock.now();
+  while (!signal.aborted) {
+    report.attempts += 1;
+    onEvent?.({ type: "attempt", url, attempt: report.attempts });
+    const sentAtMs = clock.now();
+    const outcome = await options.transport.post(target.url, headers, body, { signal, timeoutMs: options.timeoutMs });
+    if (outcome.kind === "error" && outcome.code === "aborted") return report;
+    report.last = outcome;
+    const nowMs = clock.now();
+    onEvent?.({ type: "response", url, attempt: report.attempts, outcome, durationMs: nowMs - sentAtMs });
+    const decision = decideRetry({ outcome, attempt: report.attempts, firstAttemptAtMs, nowMs, random: random() }, options.policy);
+    if (decision.action === "done") {
+      report.result = decision.classification === "success" ? "delivered" : "failed";
+      if (report.result === "delivered") onEvent?.({ type: "delivered", url, attempt: report.attempts });
+      return report;
+    }
+    if (decision.action === "give-up") {
+      report.result = "failed";
+      report.reason = decision.reason;
+      return report;
+    }
+    onEvent?.({ type: "retry", url, attempt: report.attempts, delayMs: decision.delayMs });
+    await clock.sleep(decision.delayMs, signal);
+  }
+  return report;
+}
+
+/** One line for a person: `503`, `timeout after 5s`, `self-signed certificate`. */
+export function describeOutcome(outcome: AttemptOutcome | undefined): string {
+  if (outcome === undefined) return "no answer";
+  return outcome.kind === "response" ? `HTTP ${outcome.status}` : outcome.message;
+}

@@ -1,0 +1,25 @@
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses `500ms`, `5s`, `1.5m`, `4h`, `1d` or a bare number of milliseconds.
+ * Returns undefined when the text is not a non-negative duration.
+ */
+export function parseDurationMs(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (match === null) return undefined;
+  const value = Number(match[1]);
+  const unit = match[2] ?? "ms";
+  return Math.round(value * (UNIT_MS[unit] ?? 1));
+}
+
+/** Formats a duration for people: `850ms`, `2.4s`, `3m 20s`, `4h`. */
+export function formatDurationMs(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(ms < 10_000 ? 1 : 0)}s`;
+  const totalSeconds = Math.round(ms / 1_000);
+  const hours = Math.floor(totalSeconds / 3_600);
+  const minutes = Math.floor((totalSeconds % 3_600) / 60);
+  const seconds = totalSeconds % 60;
+  const parts = [hours > 0 ? `${hours}h` : "", minutes > 0 ? `${minutes}m` : "", seconds > 0 ? `${seconds}s` : ""];
+  return parts.filter(Boolean).join(" ");
+}

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/** The seven message types the destination posts. */
+export const MESSAGE_TYPES = ["identify", "track", "page", "screen", "group", "alias", "delete"] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+const jsonObject = z.record(z.string(), z.unknown());
+const optionalId = z.string().nullish();
+
+/** A Segment-spec message as a caller writes it (flags, NDJSON lines, library calls). */
+export const inboundMessageSchema = z.object({
+  type: z.enum(MESSAGE_TYPES),
+  userId: optionalId,
+  anonymousId: optionalId,
+  event: z.string().optional(),
+  name: z.string().optional(),
+  category: z.string().optional(),
+  properties: jsonObject.optional(),
+  traits: jsonObject.optional(),
+  groupId: z.string().optional(),
+  previousId: z.string().optional(),
+  context: jsonObject.optional(),
+  integrations: jsonObject.optional(),
+  timestamp: z.string().optional(),
+  messageId: z.string().min(1).optional(),
+});
+export type InboundMessage = z.infer<typeof inboundMessageSchema>;
+
+const stringFields = <const K extends string>(...keys: K[]) =>
+  z.looseObject(Object.fromEntries(keys.map((key) => [key, z.string().optional()])) as Record<K, z.ZodOptional<z.ZodString>>);
+
+/** The seed's recognised page properties and screen context fields, all strings when present. */
+export const pagePropertiesSchema = stringFields("path", "referrer", "title", "url");
+export const screenContextSchema = z.looseObject({
+  device: stringFields("model", "type").optional(),
+  os: stringFields("name", "version").optional(),
+  app: stringFields("build", "name", "version").optional(),
+});
+
+/** A message already in the outbound shape (a capture from `wh listen`, say). */
+export const outboundMessageSchema = z.looseObject({
+  version: z.literal(1).optional(),
+  type: z.enum(MESSAGE_TYPES),
+  userId: optionalId,
+  anonymousId: optionalId,
+  event: z.string().optional(),
+  name: z.string().optional(),
+  properties: jsonObject.optional(),
+  traits: jsonObject.optional(),
+  groupId: z.string().optional(),
+  context: jsonObject.optional(),
+  integrations: jsonObject.optional(),
+  "Previous ID": z.string().optional(),
+  "User ID": z.string().optional(),
+  timestamp: z.string(),
+  messageId: z.string().optional(),
+});
+export type OutboundMessage = z.infer<typeof outboundMessageSchema>;
+
+/** Formats zod issues as `path: problem`, the way every error in wh names a place. */
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const path = formatPath(issue.path);
+    return path === "" ? issue.message : `${path}: ${issue.message}`;
+  });
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string" && /^[A-Za-z_$][\w$]*$/.test(key)) out += out === "" ? key : `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}

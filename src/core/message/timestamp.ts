@@ -1,0 +1,26 @@
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * Converts an ISO 8601 date or date-time to UTC with milliseconds (`2026-11-21T09:30:08.276Z`).
+ * A date-time without a zone is read as UTC, so the result never depends on the machine's zone.
+ * Returns undefined for anything that is not a real ISO 8601 time.
+ */
+export function normalizeTimestamp(text: string): string | undefined {
+  const match = ISO_8601.exec(text.trim());
+  if (match === null) return undefined;
+  const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = match;
+  const millis = (fraction + "000").slice(0, 3);
+  const offset = zone.toUpperCase() === "Z" ? "Z" : normalizeOffset(zone);
+  const epochMs = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${offset}`);
+  if (Number.isNaN(epochMs)) return undefined;
+  const iso = new Date(epochMs).toISOString();
+  // Date.parse rolls 2026-02-31 over into March: refuse dates that do not exist.
+  if (offset === "Z" && iso.slice(0, 10) !== `${year}-${month}-${day}`) return undefined;
+  return iso;
+}
+
+function normalizeOffset(zone: string): string {
+  const digits = zone.slice(1).replace(":", "");
+  return `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2, 4) || "00"}`;
+}

@@ -1,0 +1,90 @@
+/** What one attempt to post to one URL came to. */
+export type AttemptOutcome =
+  | { kind: "response"; status: number; retryAfter?: string | undefined }
+  | { kind: "error"; code: TransportErrorCode; message: string };
+
+/**
+ * timeout: no whole response within the timeout. connection: refused, reset, DNS.
+ * tls: the certificate is not trusted (no request was sent). aborted: we cancelled it.
+ * other: anything else undici reports (a bad header value, say).
+ */
+export type TransportErrorCode = "timeout" | "connection" | "tls" | "aborted" | "other";
+
+export interface RetryPolicy {
+  /** First backoff ceiling. Default 1 s. */
+  baseMs: number;
+  /** Largest backoff ceiling. Default 10 min. */
+  capMs: number;
+  /** No attempt starts later than this after the first. Default 4 h. */
+  windowMs: number;
+  /** Attempts at most, counting the first. Default unlimited (the window decides). */
+  maxAttempts: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  baseMs: 1_000,
+  capMs: 600_000,
+  windowMs: 4 * 3_600_000,
+  maxAttempts: Number.POSITIVE_INFINITY,
+};
+
+export type Classification = "success" | "retryable" | "final";
+
+/**
+ * 2xx succeeds. Retried: timeouts, connection errors, 408, 429 and 5xx but 501 and 505.
+ * Final: other 4xx, 3xx (redirects are not followed), 501, 505, TLS and other errors.
+ */
+export function classifyOutcome(outcome: AttemptOutcome): Classification {
+  if (outcome.kind === "error") return outcome.code === "timeout" || outcome.code === "connection" ? "retryable" : "final";
+  const { status } = outcome;
+  if (status >= 200 && status < 300) return "success";
+  if (status === 408 || status === 429) return "retryable";
+  if (status >= 500 && status !== 501 && status !== 505) return "retryable";
+  return "final";
+}
+
+/**
+ * A Retry-After header as milliseconds from now: delta-seconds or an HTTP date
+ * (a date in the past means at once). Undefined when absent or unreadable.
+ */
+export function parseRetryAfterMs(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  const dateMs = Date.parse(text);
+  return Number.isNaN(dateMs) ? undefined : Math.max(0, dateMs - nowMs);
+}
+
+/** Full jitter: a uniform delay in [0, min(cap, base × 2^(attempt-1))). */
+export function backoffMs(attempt: number, random: number, policy: RetryPolicy): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(attempt - 1, 52));
+  return Math.floor(random * ceiling);
+}
+
+export type RetryDecision =
+  | { action: "done"; classification: "success" | "final" }
+  | { action: "retry"; delayMs: number }
+  | { action: "give-up"; reason: string };
+
+export interface RetryInput {
+  outcome: AttemptOutcome;
+  /** Attempts made so far, this one included (1 after the first). */
+  attempt: number;
+  firstAttemptAtMs: number;
+  nowMs: number;
+  /** A number in [0, 1): Math.random() in use, a fixed value in tests. */
+  random: number;
+}
+
+/** Decides, purely, whether and when the next attempt to one URL starts. */
+export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecision {
+  const classification = classifyOutcome(input.outcome);
+  if (classification !== "retryable") return { action: "done", classification };
+  if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };
+  const retryAfterMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;
+  const delayMs = retryAfterMs ?? backoffMs(input.attempt, input.random, policy);
+  if (input.nowMs + delayMs - input.firstAttemptAtMs > policy.windowMs) {
+    return { action: "give-up", reason: "retry window closed" };
+  }
+  return { action: "retry", delayMs };
+}

@@ -1,0 +1,74 @@
+import { once } from "node:events";
+import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** The raw body bytes as they arrived. */
+  body: Buffer;
+  at: number;
+}
+
+/** What to do with one request: answer a status (with headers), hang, or reset the connection. */
+export type Reply =
+  | number
+  | { status: number; headers?: Record<string, string>; delayMs?: number; body?: string }
+  | "hang"
+  | "reset";
+
+export interface RecordingServer {
+  url: string;
+  port: number;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export interface RecordingServerOptions {
+  /** Replies in order; the last one repeats. Or a function of the request. Default 200. */
+  replies?: Reply[] | ((request: RecordedRequest, index: number) => Reply);
+  /** Serve HTTPS with this key and certificate (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
+}
+
+/** A real node:http(s) server on 127.0.0.1 that records method, headers and raw body bytes. */
+export async function startRecordingServer(options: RecordingServerOptions = {}): Promise<RecordingServer> {
+  const requests: RecordedRequest[] = [];
+  const handler = (request: IncomingMessage, response: ServerResponse): void => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const recorded: RecordedRequest = { method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks), at: Date.now() };
+      const index = requests.push(recorded) - 1;
+      const replies = options.replies ?? [200];
+      const reply = typeof replies === "function" ? replies(recorded, index) : (replies[Math.min(index, replies.length - 1)] ?? 200);
+      if (reply === "hang") return;
+      if (reply === "reset") {
+        request.socket.destroy();
+        return;
+      }
+      const { status, headers = {}, delayMs = 0, body = "" } = typeof reply === "number" ? { status: reply } : reply;
+      const send = (): void => {
+        if (!response.destroyed) response.writeHead(status, headers).end(body);
+      };
+      if (delayMs > 0) setTimeout(send, delayMs);
+      else send();
+    });
+  };
+  const server: Server = options.tls === undefined ? createHttpServer(handler) : createHttpsServer(options.tls, handler);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${port}/hook`,
+    port,
+    requests,
+    async close() {
+      const closed = new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
