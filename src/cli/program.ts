@@ -89,6 +89,41 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       exitCode = await runSend(type, command.opts(), globals(), io);
     });
 
+  addDeliveryOptions(
+    program
+      .command("replay")
+      .summary("deliver every event of an NDJSON file")
+      .description(
+        "Stream an NDJSON file (or standard input) through the delivery engine: each line validated, signed and delivered, each user's events in file order, failures and invalid lines written to a dead-letter file, resumable after a crash or Ctrl-C.",
+      )
+      .argument("<file>", "NDJSON file of Segment-spec or outbound messages; - for standard input")
+      .option("--concurrency <n>", "deliveries in flight at once", "32")
+      .option("--ordered <mode>", "user: each user's events in file order; none: no ordering, fastest", "user")
+      .option("--rate <n>", "start at most N events per second")
+      .option("--dead-letter <file>", "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)")
+      .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)")
+      .option("--resume", "continue from the journal: send nothing it records as finished")
+      .option("--dry-run", "print the exact request for every event, and send nothing"),
+  )
+    .addHelpText(
+      "after",
+      `${RETRY_HELP}
+
+Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
+go to the dead-letter file with their line number and reason. Exit 0 when all were delivered or
+skipped, 1 when any was invalid or failed, 130 after Ctrl-C (the journal is kept: use --resume).
+${examples(
+  "wh replay events.ndjson --url https://example.com/hook --secret-file secret.txt",
+  "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
+  "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
+  "wh replay captured.ndjson --dry-run | less",
+)}`,
+    )
+    .action(async (file: string, _flags, command: Command) => {
+      const { runReplay } = await import("./commands/replay.js");
+      exitCode = await runReplay(file, command.opts(), globals(), io);
+    });
+
   addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))
     .addHelpText("after", examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"))
     .action(async (file: string | undefined, _flags, command: Command) => {

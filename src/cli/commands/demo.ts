@@ -1,53 +1,62 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startReceiver } from "../../adapters/receiver.js";
-import { DEFAULT_RETRY_WINDOW_MS } from "../../config/resolve.js";
-import { prepareLine } from "../../core/message/prepare.js";
-import { createDeliverer } from "../deliverer.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { describeTargets, Output } from "../render.js";
+import { Output } from "../render.js";
 import { printRequest } from "./listen.js";
+import { runReplay } from "./replay.js";
 
 /** The sample events shipped with wh: one of each message type. */
 export const SAMPLE_EVENTS = fileURLToPath(new URL("../../../fixtures/events.ndjson", import.meta.url));
 
 /**
- * `wh demo`: starts the receiver in-process on a free loopback port with a fresh random secret,
- * delivers every sample event to it, signed, and shows each one verified.
+ * `wh demo`: starts the receiver (`wh listen`) in-process on a free loopback port with a fresh
+ * random secret, replays the sample events to it with `wh replay` and shows each one verified;
+ * then replays the receiver's NDJSON capture and checks that the very same bytes arrive again.
  */
 export async function runDemo(globals: GlobalFlags, io: CliIo): Promise<number> {
   const output = new Output(io, globals);
   const secret = randomBytes(24).toString("base64url");
-  let verified = 0;
+  const workDir = await mkdtemp(join(tmpdir(), "wh-demo-"));
+  const capture = join(workDir, "captured.ndjson");
+  const rounds: { body: string; verified: boolean }[][] = [[], []];
+  let round = 0;
   const receiver = await startReceiver({
     secret,
+    out: capture,
     onRequest: (request) => {
-      if (request.signature === "valid") verified += 1;
-      printRequest(output, request);
+      rounds[round]?.push({ body: request.body.toString("utf8"), verified: request.signature === "valid" });
+      if (round === 0) printRequest(output, request);
     },
   });
-  output.log(`receiver listening on ${receiver.url}, checking X-Signature with a fresh random secret`);
-  const deliverer = await createDeliverer({ configPath: undefined, destinations: [], caFiles: [], timeoutMs: 5_000, retryWindowMs: DEFAULT_RETRY_WINDOW_MS });
-  const destination = { source: undefined, enabled: true, targets: [{ url: new URL(receiver.url), headers: {} }], sharedSecret: secret, secretOrigin: undefined };
-  let delivered = 0;
-  let sent = 0;
+  const replay = (file: string, name: string, replayIo: CliIo): Promise<number> =>
+    runReplay(
+      file,
+      { url: [receiver.url], concurrency: "1", deadLetter: join(workDir, `${name}.failed.ndjson`), journal: join(workDir, `${name}.wh-journal`) },
+      globals,
+      { ...replayIo, env: { ...io.env, WH_SHARED_SECRET: secret } },
+    );
   try {
-    const lines = (await readFile(SAMPLE_EVENTS, "utf8")).split("\n").filter((line) => line.trim() !== "");
-    for (const [index, line] of lines.entries()) {
-      const prepared = prepareLine(line, { now: () => new Date(), newId: randomUUID });
-      if (!prepared.ok) throw new Error(`${SAMPLE_EVENTS} line ${index + 1}: ${prepared.error}`);
-      sent += 1;
-      const report = await deliverer.deliver(prepared.message.body, destination, { signal: io.signal });
-      if (report.outcome === "delivered") delivered += 1;
-      else output.result(output.out.red(`✖ ${prepared.message.type}: ${describeTargets(report)}`));
-    }
+    output.log(`receiver listening on ${receiver.url}, checking X-Signature with a fresh random secret`);
+    const sent = await replay(SAMPLE_EVENTS, "samples", io);
+    if (sent !== 0) return sent;
+    round = 1;
+    // The second round only checks the bytes: its own report goes nowhere.
+    const resent = await replay(capture, "capture", { ...io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() });
+    const [first = [], second = []] = rounds;
+    const verified = first.filter((request) => request.verified).length;
+    const identical = resent === 0 && second.length === first.length && second.every((request, index) => request.body === first[index]?.body && request.verified);
+    output.record({ received: first.length, verified, captureReplayedIdentically: identical });
+    output.result(
+      `${verified === first.length && identical ? output.out.green("✔") : output.out.red("✖")} ${verified} of ${first.length} signatures verified; replaying the receiver's capture sent ${identical ? "the very same bytes, verified again" : "something else"}`,
+    );
+    return verified === first.length && identical ? 0 : 1;
   } finally {
-    await deliverer.close();
     await receiver.close();
+    await rm(workDir, { recursive: true, force: true });
   }
-  const ok = delivered === sent && verified === sent;
-  output.record({ sent, delivered, verified });
-  output.result(`${ok ? output.out.green("✔") : output.out.red("✖")} ${delivered} of ${sent} events delivered, ${verified} signatures verified`);
-  return io.signal.aborted ? 130 : ok ? 0 : 1;
 }

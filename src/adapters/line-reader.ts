@@ -1,0 +1,43 @@
+import type { Readable } from "node:stream";
+
+export interface InputLine {
+  /** 1-based line number in the input. */
+  number: number;
+  /** The line without its line ending (and without a leading BOM on line 1). */
+  text: string;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Streams lines from bytes without holding more than one chunk and one partial line. Splitting
+ * on the newline byte before decoding keeps multi-byte characters whole across chunks.
+ */
+export async function* readLines(stream: Readable): AsyncGenerator<InputLine> {
+  let carry: Buffer | undefined;
+  let number = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let start = 0;
+    let end = chunk.indexOf(NEWLINE, start);
+    while (end !== -1) {
+      const piece = carry === undefined ? chunk.subarray(start, end) : Buffer.concat([carry, chunk.subarray(start, end)]);
+      carry = undefined;
+      number += 1;
+      yield { number, text: decode(piece, number) };
+      start = end + 1;
+      end = chunk.indexOf(NEWLINE, start);
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
+    }
+  }
+  if (carry !== undefined && carry.length > 0) yield { number: number + 1, text: decode(carry, number + 1) };
+}
+
+function decode(bytes: Buffer, number: number): string {
+  let text = bytes.toString("utf8");
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  if (number === 1 && text.startsWith("\uFEFF")) text = text.slice(1);
+  return text;
+}

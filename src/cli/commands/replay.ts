@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { AppendFile } from "../../adapters/append-file.js";
+import { Journal } from "../../adapters/journal.js";
+import { readLines } from "../../adapters/line-reader.js";
+import { describeFsError } from "../../adapters/read-input.js";
+import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { formatDurationMs } from "../../core/duration.js";
+import { InputError, UsageError } from "../../core/errors.js";
+import { prepareLine } from "../../core/message/prepare.js";
+import { createDeliverer } from "../deliverer.js";
+import { parseIntFlag } from "../flag-values.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { Output } from "../render.js";
+import { runDeliveries, type DeliveryJob, type RunSummary } from "../run-deliveries.js";
+
+export interface ReplayFlags extends DeliveryFlags {
+  concurrency?: string;
+  ordered?: string;
+  rate?: string;
+  deadLetter?: string;
+  journal?: string;
+  resume?: boolean;
+  dryRun?: boolean;
+}
+
+/** How long the first Ctrl-C lets deliveries in flight finish. */
+const GRACE_MS = 5_000;
+
+/** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
+export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const options = parseReplayFlags(flags);
+  const fromStdin = file === "-";
+  const input = fromStdin ? "-" : resolve(io.cwd, file);
+  if (!fromStdin) await checkReadable(file, input);
+  if (fromStdin && io.stdin.isTTY === true) throw new UsageError("no input: give an NDJSON file, or pipe it on standard input with -");
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
+  const destination = settings.destinations[0];
+  if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
+  const output = new Output(io, globals);
+  const dryRun = flags.dryRun === true;
+  const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-failed.ndjson" : `${file}.failed.ndjson`));
+  const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-journal" : `${file}.wh-journal`));
+  const resume = flags.resume === true;
+  let journal: Journal | undefined;
+  if (!dryRun) {
+    const opened = await Journal.open(journalPath, input, resume);
+    journal = opened.journal;
+    if (resume) output.log(opened.resumed === undefined ? `no journal at ${journalPath}: starting from the top` : `resuming: ${opened.resumed} lines already finished`);
+  }
+  const deadLetter = dryRun ? undefined : new AppendFile(deadLetterPath, resume ? "a" : "w");
+  const deliverer = dryRun ? undefined : await createDeliverer(settings);
+  const stream: Readable = fromStdin ? io.stdin : createReadStream(input, { highWaterMark: 256 * 1024 });
+  let summary: RunSummary;
+  try {
+    summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal, graceMs: GRACE_MS });
+  } finally {
+    deadLetter?.close();
+    await deliverer?.close();
+  }
+  const interrupted = io.signal.aborted;
+  await journal?.close(!interrupted && summary.interrupted === 0);
+  printSummary(output, summary, { deadLetter: deadLetter !== undefined && deadLetter.count > 0 ? deadLetterPath : undefined, journalPath, interrupted, file });
+  if (interrupted) return 130;
+  return summary.invalid > 0 || summary.failed > 0 ? 1 : 0;
+}
+
+async function* readJobs(stream: Readable): AsyncGenerator<DeliveryJob> {
+  const stamps = { now: () => new Date(), newId: randomUUID };
+  for await (const line of readLines(stream)) {
+    if (line.text.trim() === "") continue;
+    yield { number: line.number, original: line.text, prepared: prepareLine(line.text, stamps) };
+  }
+}
+
+function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: boolean; ratePerSecond: number | undefined } {
+  const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
+  const ordered = flags.ordered ?? "user";
+  if (ordered !== "user" && ordered !== "none") throw new UsageError(`--ordered ${JSON.stringify(ordered)}: expected user or none`);
+  let ratePerSecond: number | undefined;
+  if (flags.rate !== undefined) {
+    ratePerSecond = Number(flags.rate.replace(/\/s$/, ""));
+    if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) throw new UsageError(`--rate ${JSON.stringify(flags.rate)}: expected events per second, such as 100 or 100/s`);
+  }
+  return { concurrency, ordered: ordered === "user", ratePerSecond };
+}
+
+async function checkReadable(file: string, path: string): Promise<void> {
+  try {
+    const info = await stat(path);
+    if (info.isDirectory()) throw new InputError(`${file}: is a directory`);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
+  }
+}
+
+function printSummary(output: Output, summary: RunSummary, where: { deadLetter: string | undefined; journalPath: string; interrupted: boolean; file: string }): void {
+  output.record({ summary: true, ...summary, deadLetter: where.deadLetter ?? null, interrupted: where.interrupted });
+  const c = output.out;
+  const parts = [
+    `${c.green(`${summary.delivered} delivered`)}`,
+    `${summary.skipped} skipped by integrations`,
+    summary.invalid > 0 ? c.red(`${summary.invalid} invalid`) : "0 invalid",
+    summary.failed > 0 ? c.red(`${summary.failed} failed`) : "0 failed",
+  ];
+  if (summary.dryRun > 0) parts.unshift(`${summary.dryRun} shown (dry run, nothing sent)`);
+  if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
+  if (summary.interrupted > 0) parts.push(c.yellow(`${summary.interrupted} not finished`));
+  output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
+  if (where.deadLetter !== undefined) output.result(`dead letters: ${where.deadLetter}`);
+  if (where.interrupted) output.result(c.yellow(`interrupted: resume with  wh replay ${where.file} --resume  (journal ${where.journalPath})`));
+}

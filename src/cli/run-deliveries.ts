@@ -1,0 +1,206 @@
+import type { AppendFile } from "../adapters/append-file.js";
+import type { Journal } from "../adapters/journal.js";
+import type { Destination } from "../config/resolve.js";
+import type { DeliveryReport } from "../core/deliver.js";
+import { formatDurationMs } from "../core/duration.js";
+import type { PrepareResult } from "../core/message/prepare.js";
+import { OrderedPool } from "../core/ordered-pool.js";
+import type { Deliverer } from "./deliverer.js";
+import { printDryRun } from "./dry-run.js";
+import { deliveryRecord, describeTargets, type Output } from "./render.js";
+
+/** One event to deliver: where it came from, and what preparing it gave. */
+export interface DeliveryJob {
+  /** The input line number (1-based). */
+  number: number;
+  /** The input line as read, kept for the dead-letter file. */
+  original: string;
+  prepared: PrepareResult;
+}
+
+export type JobOutcome = "delivered" | "skipped" | "invalid" | "failed" | "interrupted" | "dry-run";
+
+export interface RunOptions {
+  output: Output;
+  /** Absent in a dry run. */
+  deliverer: Deliverer | undefined;
+  destination: Destination;
+  concurrency: number;
+  /** Keep each user's events in input order. */
+  ordered: boolean;
+  /** Events started per second at most. */
+  ratePerSecond: number | undefined;
+  journal: Journal | undefined;
+  deadLetter: AppendFile | undefined;
+  /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to graceMs. */
+  signal: AbortSignal;
+  graceMs: number;
+  /** Called once per job when its outcome is known (before the journal records it). */
+  onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined) => void;
+}
+
+export interface RunSummary {
+  delivered: number;
+  skipped: number;
+  invalid: number;
+  failed: number;
+  interrupted: number;
+  dryRun: number;
+  /** Lines the journal already recorded as finished (with --resume). */
+  alreadyFinished: number;
+  elapsedMs: number;
+  eventsPerSecond: number;
+}
+
+const PROGRESS_EVERY_MS = 5_000;
+
+/**
+ * Delivers a stream of jobs with bounded concurrency, each user's events in order, recording every
+ * job's end (delivered, skipped, invalid or failed) in the dead-letter file and the journal.
+ * Shared by `wh replay`, the demo and the audience and trait syncs.
+ */
+export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: RunOptions): Promise<RunSummary> {
+  const { output, journal, deadLetter } = options;
+  const startedAt = Date.now();
+  const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, interrupted: 0, dryRun: 0, alreadyFinished: 0 };
+  const retrying = new Set<number>();
+  const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(1024, options.concurrency * 8) });
+  const hardStop = new AbortController();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onInterrupt = (): void => {
+    counts.interrupted += pool.cancelWaiting();
+    graceTimer = setTimeout(() => hardStop.abort(), options.graceMs);
+  };
+  options.signal.addEventListener("abort", onInterrupt, { once: true });
+
+  let flushScheduled = false;
+  const flush = (): void => {
+    flushScheduled = false;
+    deadLetter?.flush();
+    journal?.flush();
+  };
+  const finish = (job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void => {
+    options.onOutcome?.(job, outcome, report);
+    if (outcome === "interrupted") {
+      counts.interrupted += 1;
+      return;
+    }
+    if (outcome === "dry-run") counts.dryRun += 1;
+    else counts[outcome] += 1;
+    if (outcome === "invalid" || outcome === "failed") {
+      deadLetter?.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
+      output.log(output.err.red(`line ${job.number}: ${outcome}: ${reason}`));
+    }
+    if (outcome !== "dry-run") journal?.markFinished(job.number);
+    if (!flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+    const message = job.prepared.ok ? job.prepared.message : undefined;
+    output.record({
+      line: job.number,
+      outcome,
+      ...(message === undefined ? {} : { type: message.type, messageId: message.messageId ?? null }),
+      ...(reason === undefined ? {} : { reason }),
+      ...(report === undefined ? {} : deliveryRecord(report)),
+    });
+  };
+
+  const progress = startProgress(output, counts, retrying, startedAt);
+  let nextStartAt = Date.now();
+  try {
+    for await (const job of jobs) {
+      if (options.signal.aborted) break;
+      if (journal?.isFinished(job.number)) {
+        counts.alreadyFinished += 1;
+        continue;
+      }
+      const { prepared } = job;
+      if (!prepared.ok) {
+        finish(job, "invalid", undefined, prepared.error);
+        continue;
+      }
+      if (!prepared.message.enabled) {
+        finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
+        continue;
+      }
+      if (options.deliverer === undefined) {
+        printDryRun(output, prepared.message.body, options.destination, { line: job.number });
+        finish(job, "dry-run");
+        continue;
+      }
+      if (options.ratePerSecond !== undefined) {
+        const waitMs = nextStartAt - Date.now();
+        if (waitMs > 0) await sleepUnlessAborted(waitMs, options.signal);
+        nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
+        if (options.signal.aborted) break;
+      }
+      const deliverer = options.deliverer;
+      const accepted = await pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
+        const report = await deliverer.deliver(prepared.message.body, options.destination, {
+          signal: hardStop.signal,
+          onEvent: (event) => {
+            if (event.type === "retry") retrying.add(job.number);
+            else if (event.type === "attempt") retrying.delete(job.number);
+          },
+        });
+        retrying.delete(job.number);
+        if (report.outcome === "delivered") finish(job, "delivered", report);
+        else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
+        else finish(job, "interrupted", report);
+      });
+      if (!accepted) counts.interrupted += 1;
+    }
+    await pool.drain();
+  } finally {
+    options.signal.removeEventListener("abort", onInterrupt);
+    clearTimeout(graceTimer);
+    progress.stop();
+    flush();
+  }
+  const elapsedMs = Date.now() - startedAt;
+  const ended = counts.delivered + counts.failed;
+  return { ...counts, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
+}
+
+function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {
+  return {
+    line: job.number,
+    outcome,
+    reason,
+    ...(report === undefined ? {} : { urls: deliveryRecord(report).urls }),
+    at: new Date().toISOString(),
+    original: job.original,
+  };
+}
+
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. */
+function startProgress(output: Output, counts: { delivered: number; failed: number; invalid: number }, retrying: Set<number>, startedAt: number): { stop(): void } {
+  const describe = (): string => {
+    const elapsedMs = Date.now() - startedAt;
+    const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
+    return `sent ${counts.delivered} · retrying ${retrying.size} · failed ${counts.failed} · invalid ${counts.invalid} · ${rate} events/s · ${formatDurationMs(elapsedMs)}`;
+  };
+  if (output.quiet) return { stop: () => undefined };
+  const interactive = output.interactive;
+  const timer = setInterval(() => (interactive ? void output.spin(describe()) : output.log(describe())), interactive ? 100 : PROGRESS_EVERY_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      output.stopSpinner();
+    },
+  };
+}
