@@ -14,8 +14,9 @@ export function parseDurationMs(text: string): number | undefined {
 
 /** Formats a duration for people: `850ms`, `2.4s`, `3m 20s`, `4h`. */
 export function formatDurationMs(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(ms < 10_000 ? 1 : 0)}s`;
+  if (ms < 999.5) return `${Math.round(ms)}ms`;
+  if (ms < 9_950) return `${(ms / 1_000).toFixed(1)}s`;
+  if (ms < 59_500) return `${Math.round(ms / 1_000)}s`;
   const totalSeconds = Math.round(ms / 1_000);
   const hours = Math.floor(totalSeconds / 3_600);
   const minutes = Math.floor((totalSeconds % 3_600) / 60);

@@ -43,6 +43,8 @@ export function classifyOutcome(outcome: AttemptOutcome): Classification {
   return "final";
 }
 
+const HTTP_DATE_START = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
+
 /**
  * A Retry-After header as milliseconds from now: delta-seconds or an HTTP date
  * (a date in the past means at once). Undefined when absent or unreadable.
@@ -51,6 +53,9 @@ export function parseRetryAfterMs(value: string | undefined, nowMs: number): num
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  // An HTTP date starts with a day name (IMF-fixdate, RFC 850 or asctime); Date.parse alone
+  // would read "1.5" or "-1" as dates and turn a bad header into "retry at once".
+  if (!HTTP_DATE_START.test(text)) return undefined;
   const dateMs = Date.parse(text);
   return Number.isNaN(dateMs) ? undefined : Math.max(0, dateMs - nowMs);
 }

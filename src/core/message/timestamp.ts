@@ -10,14 +10,14 @@ export function normalizeTimestamp(text: string): string | undefined {
   const match = ISO_8601.exec(text.trim());
   if (match === null) return undefined;
   const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = match;
+  // Date.parse rolls 2026-02-31 over into March: refuse calendar dates that do not exist.
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day) || Number(hour) > 23) return undefined;
   const millis = (fraction + "000").slice(0, 3);
   const offset = zone.toUpperCase() === "Z" ? "Z" : normalizeOffset(zone);
   const epochMs = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${offset}`);
   if (Number.isNaN(epochMs)) return undefined;
-  const iso = new Date(epochMs).toISOString();
-  // Date.parse rolls 2026-02-31 over into March: refuse dates that do not exist.
-  if (offset === "Z" && iso.slice(0, 10) !== `${year}-${month}-${day}`) return undefined;
-  return iso;
+  return new Date(epochMs).toISOString();
 }
 
 function normalizeOffset(zone: string): string {
