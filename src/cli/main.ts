@@ -19,7 +19,17 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signal: controller.signal };
+  const io: CliIo = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    // Touching process.stdin sets up a TTY or pipe stream: only for the commands that read it.
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
   try {
     process.exitCode = await runCli(argv, io);
   } catch (error) {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { AppendFile } from "../adapters/append-file.js";
 import type { Journal } from "../adapters/journal.js";
 import type { Destination } from "../config/resolve.js";
@@ -66,6 +67,8 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
   const retrying = new Set<number>();
   const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(1024, options.concurrency * 8) });
   const hardStop = new AbortController();
+  // Every delivery in flight listens to this one signal.
+  setMaxListeners(0, hardStop.signal);
   let graceTimer: NodeJS.Timeout | undefined;
   const onInterrupt = (): void => {
     counts.interrupted += pool.cancelWaiting();

@@ -67,6 +67,8 @@ export function buildRequestHeaders(body: Uint8Array, userAgent: string, sharedS
   return headers;
 }
 
+const NEVER_ABORTED = new AbortController().signal;
+
 /**
  * Posts one message to every URL at once and retries each URL on its own schedule. The message
  * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
@@ -76,16 +78,21 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   const bytes = Buffer.from(body);
   const headers = buildRequestHeaders(bytes, options.userAgent, options.sharedSecret);
   const startedAtMs = clock.now();
-  const cancel = new AbortController();
   const outer = options.signal;
-  const onOuterAbort = (): void => cancel.abort();
-  outer?.addEventListener("abort", onOuterAbort, { once: true });
-  if (outer?.aborted) cancel.abort();
+  // With one URL there is nothing to cancel on success: the caller's signal is enough, and
+  // replay saves an AbortController and its listeners per event.
+  const cancel = options.targets.length > 1 ? new AbortController() : undefined;
+  const onOuterAbort = (): void => cancel?.abort();
+  if (cancel !== undefined) {
+    outer?.addEventListener("abort", onOuterAbort, { once: true });
+    if (outer?.aborted) cancel.abort();
+  }
+  const signal = cancel?.signal ?? outer ?? NEVER_ABORTED;
   try {
     const targets = await Promise.all(
       options.targets.map(async (target) => {
-        const report = await deliverToTarget(target, bytes, headers, options, cancel.signal);
-        if (report.result === "delivered") cancel.abort();
+        const report = await deliverToTarget(target, bytes, headers, options, signal);
+        if (report.result === "delivered") cancel?.abort();
         return report;
       }),
     );

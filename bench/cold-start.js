@@ -1,0 +1,36 @@
+// Cold start of `wh sign` and `wh verify` against a bare `node -e 0` on the same machine.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 31);
+const dir = mkdtempSync(join(tmpdir(), "wh-cold-"));
+const body = join(dir, "body.json");
+writeFileSync(body, '{"version":1,"type":"track","userId":"u1","event":"Order Completed"}');
+const env = { ...process.env, WH_SHARED_SECRET: "bench-secret" };
+
+function median(args) {
+  const times = [];
+  for (let run = 0; run < RUNS; run += 1) {
+    const started = process.hrtime.bigint();
+    const result = spawnSync(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (result.status !== 0 && !(args.includes("verify") && result.status === 1)) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+try {
+  const bare = median(["-e", "0"]);
+  const sign = median(["bin/wh.js", "sign", body]);
+  const verify = median(["bin/wh.js", "verify", "--signature", "0".repeat(40), body]);
+  console.log(`node -e 0:  ${bare.toFixed(1)} ms (median of ${RUNS})`);
+  console.log(`wh sign:    ${sign.toFixed(1)} ms  ratio ${(sign / bare).toFixed(2)} (target <= 1.5)`);
+  console.log(`wh verify:  ${verify.toFixed(1)} ms  ratio ${(verify / bare).toFixed(2)} (target <= 1.5)`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
