@@ -1,4 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { InputError, UsageError } from "../core/errors.js";
 
@@ -30,4 +32,23 @@ export function describeFsError(error: unknown): string {
     default:
       return (error as Error).message;
   }
+}
+
+/**
+ * Opens an NDJSON input for streaming: a file (checked first, so a missing file is an input
+ * error and not a stream error later), or standard input for `-` when something is piped in.
+ */
+export async function openInputStream(file: string, cwd: string, stdin: Readable & { isTTY?: boolean }): Promise<Readable> {
+  if (file === "-") {
+    if (stdin.isTTY === true) throw new UsageError("no input: give an NDJSON file, or pipe it on standard input with -");
+    return stdin;
+  }
+  const path = resolve(cwd, file);
+  try {
+    if ((await stat(path)).isDirectory()) throw new InputError(`${file}: is a directory`);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
+  }
+  return createReadStream(path, { highWaterMark: 256 * 1024 });
 }

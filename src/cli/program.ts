@@ -124,6 +124,31 @@ ${examples(
       exitCode = await runReplay(file, command.opts(), globals(), io);
     });
 
+  program
+    .command("ingest")
+    .summary("send NDJSON messages to an ingestion API in batches")
+    .description(
+      "Send Segment-spec messages from an NDJSON file (or standard input) to a Segment-compatible ingestion API with the batching client: POST {endpoint}/v1/batch, write key as the basic-auth user.",
+    )
+    .argument("<file>", "NDJSON file of identify/track/page/screen/group/alias messages; - for standard input")
+    .option("--write-key <key>", "the source's write key (WH_WRITE_KEY, or ingest.writeKey in the config)")
+    .option("--endpoint <url>", "base URL of the ingestion API (WH_ENDPOINT, or ingest.endpoint in the config)")
+    .option("--flush-at <n>", "send a batch every N messages", "20")
+    .option("--flush-after <duration>", "send a batch this long after the last one", "5s")
+    .option("--config <file>", "config file (default: search)")
+    .addHelpText(
+      "after",
+      `
+Batches never pass 500 KB; a message over 32 KB, or one that breaks the rules, is reported as
+"line N: reason", skipped, and makes the exit code 1. A batch is retried on 5xx, 429 and network
+errors (10 attempts at most); other 4xx are final. DEBUG=analytics logs every step on stderr.
+${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://ingest.example.com", "cat events.ndjson | wh ingest - --flush-at 100 --json")}`,
+    )
+    .action(async (file: string, _flags, command: Command) => {
+      const { runIngest } = await import("./commands/ingest.js");
+      exitCode = await runIngest(file, command.opts(), globals(), io);
+    });
+
   addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))
     .addHelpText("after", examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"))
     .action(async (file: string | undefined, _flags, command: Command) => {

@@ -1,15 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { AppendFile } from "../../adapters/append-file.js";
 import { Journal } from "../../adapters/journal.js";
 import { readLines } from "../../adapters/line-reader.js";
-import { describeFsError } from "../../adapters/read-input.js";
+import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
 import { formatDurationMs } from "../../core/duration.js";
-import { InputError, UsageError } from "../../core/errors.js";
+import { UsageError } from "../../core/errors.js";
 import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../deliverer.js";
 import { parseIntFlag } from "../flag-values.js";
@@ -35,8 +33,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const options = parseReplayFlags(flags);
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
-  if (!fromStdin) await checkReadable(file, input);
-  if (fromStdin && io.stdin.isTTY === true) throw new UsageError("no input: give an NDJSON file, or pipe it on standard input with -");
+  const stream = await openInputStream(file, io.cwd, io.stdin);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
@@ -53,7 +50,6 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   }
   const deadLetter = dryRun ? undefined : new AppendFile(deadLetterPath, resume ? "a" : "w");
   const deliverer = dryRun ? undefined : await createDeliverer(settings);
-  const stream: Readable = fromStdin ? io.stdin : createReadStream(input, { highWaterMark: 256 * 1024 });
   let summary: RunSummary;
   try {
     summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal, graceMs: GRACE_MS });
@@ -86,16 +82,6 @@ function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: b
     if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) throw new UsageError(`--rate ${JSON.stringify(flags.rate)}: expected events per second, such as 100 or 100/s`);
   }
   return { concurrency, ordered: ordered === "user", ratePerSecond };
-}
-
-async function checkReadable(file: string, path: string): Promise<void> {
-  try {
-    const info = await stat(path);
-    if (info.isDirectory()) throw new InputError(`${file}: is a directory`);
-  } catch (error) {
-    if (error instanceof InputError) throw error;
-    throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
-  }
 }
 
 function printSummary(output: Output, summary: RunSummary, where: { deadLetter: string | undefined; journalPath: string; interrupted: boolean; file: string }): void {

@@ -1,0 +1,18 @@
+/** The largest batch request body, in bytes (the seed's 500 KB). */
+export const MAX_BATCH_BYTES = 500_000;
+
+/** The body of one batch request, built from messages serialised once. */
+export function batchBody(messages: readonly string[], sentAt: string): string {
+  return `{"batch":[${messages.join(",")}],"sentAt":${JSON.stringify(sentAt)}}`;
+}
+
+/** The bytes of a batch body around its messages (the sentAt time is always 24 characters). */
+const BATCH_OVERHEAD_BYTES = batchBody([], new Date(0).toISOString()).length;
+
+/**
+ * Whether one more message of `messageBytes` fits in a batch that holds `count` messages of
+ * `bytes` in all, without the body passing MAX_BATCH_BYTES (commas counted).
+ */
+export function fitsInBatch(count: number, bytes: number, messageBytes: number): boolean {
+  return BATCH_OVERHEAD_BYTES + bytes + messageBytes + count <= MAX_BATCH_BYTES;
+}

@@ -1,0 +1,43 @@
+import { checkRequiredFields, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { formatIssues, inboundMessageSchema, type MessageType } from "./schema.js";
+import { normalizeTimestamp } from "./timestamp.js";
+import type { MessageStamps } from "./prepare.js";
+
+/** The message types the ingestion API takes from a client (a delete is not a client call). */
+export const INGEST_TYPES = ["identify", "track", "page", "screen", "group", "alias"] as const satisfies readonly MessageType[];
+export type IngestType = (typeof INGEST_TYPES)[number];
+
+export type IngestMessageResult =
+  | { ok: true; type: IngestType; messageId: string; json: string; bytes: number }
+  | { ok: false; code: "E_INVALID_MESSAGE" | "E_MESSAGE_TOO_LARGE"; error: string };
+
+export interface LibraryInfo {
+  name: string;
+  version: string;
+}
+
+/**
+ * Validates a Segment-spec message with the same schema and rules as the destination side and
+ * serialises it once, in the ingestion API's own shape: the input's fields, plus a messageId and
+ * a timestamp when it has none, and `context.library` naming the sending library.
+ */
+export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
+  const parsed = inboundMessageSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, code: "E_INVALID_MESSAGE", error: formatIssues(parsed.error).join("; ") };
+  const message = parsed.data;
+  if (message.type === "delete") return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
+  const problem = checkRequiredFields(message);
+  if (problem !== undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: problem };
+  let timestamp = stamps.now().toISOString();
+  if (message.timestamp !== undefined) {
+    const normalized = normalizeTimestamp(message.timestamp);
+    if (normalized === undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: `timestamp: ${JSON.stringify(message.timestamp)} is not an ISO 8601 date-time` };
+    timestamp = normalized;
+  }
+  const messageId = message.messageId ?? stamps.newId();
+  const out = { ...message, context: { ...message.context, library }, messageId, timestamp };
+  const json = JSON.stringify(out);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_MESSAGE_BYTES) return { ok: false, code: "E_MESSAGE_TOO_LARGE", error: sizeError(bytes) };
+  return { ok: true, type: message.type, messageId, json, bytes };
+}

@@ -1,0 +1,41 @@
+/**
+ * wh as a library: build and validate messages, sign and verify bodies, deliver them like the
+ * Segment Webhooks destination, and send batches with the Analytics client.
+ */
+export { Analytics, AnalyticsError, isDebugEnabled } from "./client/analytics.js";
+export type {
+  AliasFields,
+  AnalyticsErrorCode,
+  AnalyticsEvents,
+  AnalyticsOptions,
+  BatchResult,
+  GroupFields,
+  IdentifyFields,
+  MessageFields,
+  PageFields,
+  QueuedMessage,
+  ScreenFields,
+  TrackFields,
+} from "./client/analytics.js";
+export { signBody, verifySignature, SIGNATURE_HEADER } from "./core/sign.js";
+export type { VerifyResult } from "./core/sign.js";
+export { explainMismatch } from "./core/explain-signature.js";
+export { prepareMessage, prepareLine } from "./core/message/prepare.js";
+export type { MessageStamps, PreparedMessage, PrepareResult } from "./core/message/prepare.js";
+export { MESSAGE_TYPES } from "./core/message/schema.js";
+export type { InboundMessage, MessageType } from "./core/message/schema.js";
+export { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, DESTINATION_NAME } from "./core/message/rules.js";
+export { deliverMessage, buildRequestHeaders } from "./core/deliver.js";
+export type { DeliveryEvent, DeliveryOptions, DeliveryReport, HttpTransport, TargetReport, TransportResult, WebhookTarget } from "./core/deliver.js";
+export { DEFAULT_RETRY_POLICY, classifyOutcome, decideRetry } from "./core/retry-policy.js";
+export type { AttemptOutcome, RetryPolicy } from "./core/retry-policy.js";
+export { createUndiciTransport } from "./adapters/undici-transport.js";
+export type { UndiciTransportOptions } from "./adapters/undici-transport.js";
+export { systemClock } from "./adapters/system-clock.js";
+export type { Clock } from "./core/clock.js";
+export { startReceiver } from "./adapters/receiver.js";
+export type { Receiver, ReceiverOptions, ReceivedRequest } from "./adapters/receiver.js";
+export { parseConfig } from "./config/schema.js";
+export type { WhConfig } from "./config/schema.js";
+export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
+export { VERSION, USER_AGENT } from "./version.js";
