@@ -19,6 +19,11 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // `wh … | head`: the reader has gone, so there is no one left to tell; leave quietly.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   const io: CliIo = {
     stdout: process.stdout,
     stderr: process.stderr,

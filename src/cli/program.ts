@@ -35,7 +35,8 @@ function addSecretOptions(command: Command): Command {
   return command
     .option("--secret-file <file>", "read the shared secret from FILE")
     .option("--secret <secret>", "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)")
-    .option("--config <file>", "config file whose sharedSecret to use when no other is given");
+    .option("--config <file>", "config file whose sharedSecret to use when no other is given")
+    .option("--source <name>", "with a config of several sources: the source whose sharedSecret to use");
 }
 
 /** The one command registry. Each action loads its module only when it runs. */
@@ -135,6 +136,7 @@ ${examples(
     .option("--endpoint <url>", "base URL of the ingestion API (WH_ENDPOINT, or ingest.endpoint in the config)")
     .option("--flush-at <n>", "send a batch every N messages", "20")
     .option("--flush-after <duration>", "send a batch this long after the last one", "5s")
+    .option("--source <name>", "use this config source's writeKey")
     .option("--config <file>", "config file (default: search)")
     .addHelpText(
       "after",
@@ -186,6 +188,49 @@ ${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://inges
     .action(async (_flags, command: Command) => {
       const { runListen } = await import("./commands/listen.js");
       exitCode = await runListen(command.opts(), globals(), io);
+    });
+
+  const syncHelp = (what: string, example: string): string => `
+The trait name is the snake_case form of NAME: lower case, every run of characters other than
+letters and digits becomes one "_" (High-Value Users (EU) -> high_value_users_eu). ${what}
+The state file (default <trait>.wh-state.json) records what was delivered, and only that: a
+failed or interrupted sync sends the same changes again next time. It is written atomically.
+${examples(example)}`;
+  const addSyncOptions = (command: Command): Command =>
+    addDeliveryOptions(
+      command
+        .option("--state <file>", "what was delivered so far (default: <trait>.wh-state.json)")
+        .option("--concurrency <n>", "deliveries in flight at once", "32")
+        .option("--rate <n>", "start at most N identifies per second")
+        .option("--dry-run", "print the exact request for every change, send nothing, keep the state"),
+    );
+  addSyncOptions(
+    program
+      .command("audience")
+      .description("Send audience memberships as identify traits.")
+      .command("sync")
+      .description("Send an identify { <trait>: true } for each member who joined and { <trait>: false } for each who left.")
+      .argument("<name>", "the audience's name")
+      .requiredOption("--members <file>", "the members: one userId per line, NDJSON with userId, or CSV with a userId column"),
+  )
+    .addHelpText("after", syncHelp("The first sync sends true for every member; later syncs only the changes.", 'wh audience sync "High-Value Users (EU)" --members members.csv --state hvu.json'))
+    .action(async (name: string, _flags, command: Command) => {
+      const { runAudienceSync } = await import("./commands/sync.js");
+      exitCode = await runAudienceSync(name, command.opts(), globals(), io);
+    });
+  addSyncOptions(
+    program
+      .command("traits")
+      .description("Send computed traits as identify traits.")
+      .command("sync")
+      .description("Send an identify { <trait>: value } for each user whose value changed since the last delivered sync.")
+      .argument("<name>", "the computed trait's name")
+      .requiredOption("--values <file>", "userId to value: CSV userId,value (header optional) or NDJSON {userId, value}"),
+  )
+    .addHelpText("after", syncHelp("Users missing from the values file are left as they are.", 'wh traits sync "Lifetime Value" --values ltv.csv'))
+    .action(async (name: string, _flags, command: Command) => {
+      const { runTraitsSync } = await import("./commands/sync.js");
+      exitCode = await runTraitsSync(name, command.opts(), globals(), io);
     });
 
   const config = program

@@ -17,6 +17,10 @@ export interface DeliveryJob {
   /** The input line as read, kept for the dead-letter file. */
   original: string;
   prepared: PrepareResult;
+  /** How log lines name the job; default `line N`. */
+  label?: string;
+  /** What --json records say of where the job came from; default `{ line: N }`. */
+  origin?: Record<string, unknown>;
 }
 
 export type JobOutcome = "delivered" | "skipped" | "invalid" | "failed" | "interrupted" | "dry-run";
@@ -92,7 +96,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
     else counts[outcome] += 1;
     if (outcome === "invalid" || outcome === "failed") {
       deadLetter?.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
-      output.log(output.err.red(`line ${job.number}: ${outcome}: ${reason}`));
+      output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${reason}`));
     }
     if (outcome !== "dry-run") journal?.markFinished(job.number);
     if (!flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
@@ -101,7 +105,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
     }
     const message = job.prepared.ok ? job.prepared.message : undefined;
     output.record({
-      line: job.number,
+      ...(job.origin ?? { line: job.number }),
       outcome,
       ...(message === undefined ? {} : { type: message.type, messageId: message.messageId ?? null }),
       ...(reason === undefined ? {} : { reason }),
@@ -164,6 +168,29 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
   const elapsedMs = Date.now() - startedAt;
   const ended = counts.delivered + counts.failed;
   return { ...counts, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
+}
+
+/** The closing lines of a run: counts, time and rate, then any notes (dead letters, how to resume). */
+export function printRunSummary(output: Output, summary: RunSummary, notes: Record<string, unknown>, lines: string[]): void {
+  output.record({ summary: true, ...summary, ...notes });
+  const c = output.out;
+  const parts = [
+    c.green(`${summary.delivered} delivered`),
+    `${summary.skipped} skipped by integrations`,
+    summary.invalid > 0 ? c.red(`${summary.invalid} invalid`) : "0 invalid",
+    summary.failed > 0 ? c.red(`${summary.failed} failed`) : "0 failed",
+  ];
+  if (summary.dryRun > 0) parts.unshift(`${summary.dryRun} shown (dry run, nothing sent)`);
+  if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
+  if (summary.interrupted > 0) parts.push(c.yellow(`${summary.interrupted} not finished`));
+  output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
+  for (const line of lines) output.result(line);
+}
+
+/** The exit code of a run: 130 after Ctrl-C, 1 when anything was invalid or failed, else 0. */
+export function runExitCode(summary: RunSummary, interrupted: boolean): number {
+  if (interrupted) return 130;
+  return summary.invalid > 0 || summary.failed > 0 ? 1 : 0;
 }
 
 function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {

@@ -79,13 +79,15 @@ export async function resolveDeliverySettings(
 interface SourceChoice {
   source: string | undefined;
   enabled: boolean;
+  writeKey?: string | undefined;
   webhooks: WebhookConfig[];
   sharedSecret: string | undefined;
 }
 
-function chooseSources(config: WhConfig, name: string | undefined, selection: SourceSelection): SourceChoice[] {
+/** The sources a command is for: see SourceSelection. The flat settings are one unnamed source. */
+export function chooseSources(config: WhConfig, name: string | undefined, selection: SourceSelection): SourceChoice[] {
   const sources = Object.entries(config.sources ?? {}).map(
-    ([source, value]): SourceChoice => ({ source, enabled: value.enabled ?? true, webhooks: value.webhooks, sharedSecret: value.sharedSecret }),
+    ([source, value]): SourceChoice => ({ source, enabled: value.enabled ?? true, writeKey: value.writeKey, webhooks: value.webhooks, sharedSecret: value.sharedSecret }),
   );
   if (sources.length === 0) {
     if (name !== undefined) throw new UsageError(`--source ${name}: the config defines no sources`);

@@ -1,6 +1,7 @@
 import { readLines } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadConfig } from "../../config/load.js";
+import { chooseSources } from "../../config/resolve.js";
 import { Analytics, AnalyticsError, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
 import { parseDurationMs } from "../../core/duration.js";
@@ -16,6 +17,7 @@ export interface IngestFlags {
   flushAt?: string;
   flushAfter?: string;
   config?: string;
+  source?: string;
 }
 
 /** Batches in flight at most, so that a large file does not queue itself into memory. */
@@ -82,12 +84,15 @@ function enqueueLine(client: Analytics, text: string): string | undefined {
   }
 }
 
-/** The write key and endpoint: flags, then WH_WRITE_KEY / WH_ENDPOINT, then the config's `ingest`. */
+/** The write key and endpoint: flags, then WH_WRITE_KEY / WH_ENDPOINT, then the config (the source's writeKey, then `ingest`). */
 async function resolveIngestSettings(flags: IngestFlags, io: CliIo): Promise<{ writeKey: string; endpoint: string }> {
   let writeKey = flags.writeKey ?? nonEmpty(io.env.WH_WRITE_KEY);
   let endpoint = flags.endpoint ?? nonEmpty(io.env.WH_ENDPOINT);
   if (writeKey === undefined || endpoint === undefined) {
     const { config } = await loadConfig(io.cwd, flags.config);
+    if (config.sources !== undefined && (flags.source !== undefined || Object.keys(config.sources).length === 1)) {
+      writeKey ??= chooseSources(config, flags.source, "all")[0]?.writeKey;
+    }
     writeKey ??= config.ingest?.writeKey;
     endpoint ??= config.ingest?.endpoint;
   }

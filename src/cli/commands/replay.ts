@@ -6,14 +6,13 @@ import { Journal } from "../../adapters/journal.js";
 import { readLines } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
-import { formatDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../deliverer.js";
 import { parseIntFlag } from "../flag-values.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
-import { runDeliveries, type DeliveryJob, type RunSummary } from "../run-deliveries.js";
+import { printRunSummary, runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../run-deliveries.js";
 
 export interface ReplayFlags extends DeliveryFlags {
   concurrency?: string;
@@ -59,9 +58,12 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   }
   const interrupted = io.signal.aborted;
   await journal?.close(!interrupted && summary.interrupted === 0);
-  printSummary(output, summary, { deadLetter: deadLetter !== undefined && deadLetter.count > 0 ? deadLetterPath : undefined, journalPath, interrupted, file });
-  if (interrupted) return 130;
-  return summary.invalid > 0 || summary.failed > 0 ? 1 : 0;
+  const deadLetters = deadLetter !== undefined && deadLetter.count > 0 ? deadLetterPath : undefined;
+  const lines: string[] = [];
+  if (deadLetters !== undefined) lines.push(`dead letters: ${deadLetters}`);
+  if (interrupted) lines.push(output.out.yellow(`interrupted: resume with  wh replay ${file} --resume${flags.journal === undefined ? "" : ` --journal ${flags.journal}`}  (journal ${journalPath})`));
+  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, lines);
+  return runExitCode(summary, interrupted);
 }
 
 async function* readJobs(stream: Readable): AsyncGenerator<DeliveryJob> {
@@ -72,7 +74,7 @@ async function* readJobs(stream: Readable): AsyncGenerator<DeliveryJob> {
   }
 }
 
-function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: boolean; ratePerSecond: number | undefined } {
+export function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: boolean; ratePerSecond: number | undefined } {
   const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
   const ordered = flags.ordered ?? "user";
   if (ordered !== "user" && ordered !== "none") throw new UsageError(`--ordered ${JSON.stringify(ordered)}: expected user or none`);
@@ -82,21 +84,4 @@ function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: b
     if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) throw new UsageError(`--rate ${JSON.stringify(flags.rate)}: expected events per second, such as 100 or 100/s`);
   }
   return { concurrency, ordered: ordered === "user", ratePerSecond };
-}
-
-function printSummary(output: Output, summary: RunSummary, where: { deadLetter: string | undefined; journalPath: string; interrupted: boolean; file: string }): void {
-  output.record({ summary: true, ...summary, deadLetter: where.deadLetter ?? null, interrupted: where.interrupted });
-  const c = output.out;
-  const parts = [
-    `${c.green(`${summary.delivered} delivered`)}`,
-    `${summary.skipped} skipped by integrations`,
-    summary.invalid > 0 ? c.red(`${summary.invalid} invalid`) : "0 invalid",
-    summary.failed > 0 ? c.red(`${summary.failed} failed`) : "0 failed",
-  ];
-  if (summary.dryRun > 0) parts.unshift(`${summary.dryRun} shown (dry run, nothing sent)`);
-  if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
-  if (summary.interrupted > 0) parts.push(c.yellow(`${summary.interrupted} not finished`));
-  output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
-  if (where.deadLetter !== undefined) output.result(`dead letters: ${where.deadLetter}`);
-  if (where.interrupted) output.result(c.yellow(`interrupted: resume with  wh replay ${where.file} --resume  (journal ${where.journalPath})`));
 }

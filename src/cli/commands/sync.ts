@@ -1,0 +1,112 @@
+import { randomUUID } from "node:crypto";
+import { readLines } from "../../adapters/line-reader.js";
+import { openInputStream } from "../../adapters/read-input.js";
+import { loadSyncState, saveSyncState, type SyncKind } from "../../adapters/sync-state.js";
+import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
+import { InputError, UsageError } from "../../core/errors.js";
+import { prepareMessage } from "../../core/message/prepare.js";
+import { createRowParser, type RowParser } from "../../core/user-table.js";
+import { createDeliverer } from "../deliverer.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { Output } from "../render.js";
+import { printRunSummary, runDeliveries, runExitCode, type DeliveryJob } from "../run-deliveries.js";
+import { parseReplayFlags } from "./replay.js";
+
+export interface SyncFlags extends DeliveryFlags {
+  members?: string;
+  values?: string;
+  state?: string;
+  concurrency?: string;
+  rate?: string;
+  dryRun?: boolean;
+}
+
+/** `wh audience sync NAME --members FILE --state FILE`: identify `{ trait: true|false }` for each change. */
+export async function runAudienceSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  if (flags.members === undefined) throw new UsageError("--members FILE is required");
+  const members = await readUserTable(flags.members, io, false);
+  return runSync("audience", name, flags, globals, io, (known) => diffMembership(new Set(members.keys()), new Set(known.keys())));
+}
+
+/** `wh traits sync NAME --values FILE`: identify `{ trait: value }` for users whose value changed. */
+export async function runTraitsSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  if (flags.values === undefined) throw new UsageError("--values FILE is required");
+  const values = await readUserTable(flags.values, io, true);
+  return runSync("trait", name, flags, globals, io, (known) => diffTraitValues(values, known));
+}
+
+async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo, diff: (known: ReadonlyMap<string, unknown>) => TraitChange[]): Promise<number> {
+  const trait = toTraitName(name);
+  if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
+  const { concurrency, ratePerSecond } = parseReplayFlags({ concurrency: flags.concurrency, rate: flags.rate });
+  const statePath = flags.state ?? `${trait}.wh-state.json`;
+  const state = await loadSyncState(statePath, kind, name, trait);
+  const changes = diff(state.values);
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
+  const destination = settings.destinations[0];
+  if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
+  const output = new Output(io, globals);
+  output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
+  const dryRun = flags.dryRun === true;
+  const deliverer = dryRun ? undefined : await createDeliverer(settings);
+  const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
+  let summary;
+  try {
+    summary = await runDeliveries(changeJobs(changes, trait), {
+      output,
+      deliverer,
+      destination,
+      concurrency,
+      ordered: false,
+      ratePerSecond,
+      journal: undefined,
+      deadLetter: undefined,
+      signal: io.signal,
+      graceMs: 5_000,
+      onOutcome: (job, outcome) => {
+        if (outcome !== "delivered") return;
+        const change = byNumber(job);
+        if (change.change === "left") state.values.delete(change.userId);
+        else state.values.set(change.userId, change.value);
+      },
+    });
+  } finally {
+    await deliverer?.close();
+    // Only delivered changes were applied: what failed or was not reached is sent next time.
+    if (!dryRun) await saveSyncState(statePath, state);
+  }
+  const interrupted = io.signal.aborted;
+  const lines = dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
+  if (summary.failed > 0 || interrupted) lines.push("what was not delivered is sent again by the next sync");
+  printRunSummary(output, summary, { trait, state: dryRun ? null : statePath, interrupted }, lines);
+  return runExitCode(summary, interrupted);
+}
+
+async function* changeJobs(changes: TraitChange[], trait: string): AsyncGenerator<DeliveryJob> {
+  const stamps = { now: () => new Date(), newId: randomUUID };
+  for (const [index, change] of changes.entries()) {
+    const input = { type: "identify", userId: change.userId, traits: { [trait]: change.value } };
+    yield {
+      number: index + 1,
+      original: JSON.stringify(input),
+      prepared: prepareMessage(input, stamps),
+      label: `user ${change.userId}`,
+      origin: { userId: change.userId, change: change.change, value: change.value },
+    };
+  }
+}
+
+/** Reads a members or values file whole (a bad line stops the sync before anything is sent). */
+async function readUserTable(file: string, io: CliIo, wantValue: boolean): Promise<Map<string, unknown>> {
+  const rows = new Map<string, unknown>();
+  let parse: RowParser | undefined;
+  for await (const line of readLines(await openInputStream(file, io.cwd, io.stdin))) {
+    if (line.text.trim() === "") continue;
+    parse ??= createRowParser(line.text, wantValue);
+    const result = parse(line.text);
+    if (!result.ok) throw new InputError(`${file} line ${line.number}: ${result.error}`, { hint: "nothing was sent" });
+    if (result.row !== undefined) rows.set(result.row.userId, result.row.value);
+  }
+  return rows;
+}
