@@ -204,34 +204,38 @@ ${examples(example)}`;
         .option("--rate <n>", "start at most N identifies per second")
         .option("--dry-run", "print the exact request for every change, send nothing, keep the state"),
     );
-  addSyncOptions(
-    program
-      .command("audience")
-      .description("Send audience memberships as identify traits.")
-      .command("sync")
-      .description("Send an identify { <trait>: true } for each member who joined and { <trait>: false } for each who left.")
-      .argument("<name>", "the audience's name")
-      .requiredOption("--members <file>", "the members: one userId per line, NDJSON with userId, or CSV with a userId column"),
-  )
-    .addHelpText("after", syncHelp("The first sync sends true for every member; later syncs only the changes.", 'wh audience sync "High-Value Users (EU)" --members members.csv --state hvu.json'))
-    .action(async (name: string, _flags, command: Command) => {
-      const { runAudienceSync } = await import("./commands/sync.js");
-      exitCode = await runAudienceSync(name, command.opts(), globals(), io);
-    });
-  addSyncOptions(
-    program
-      .command("traits")
-      .description("Send computed traits as identify traits.")
-      .command("sync")
-      .description("Send an identify { <trait>: value } for each user whose value changed since the last delivered sync.")
-      .argument("<name>", "the computed trait's name")
-      .requiredOption("--values <file>", "userId to value: CSV userId,value (header optional) or NDJSON {userId, value}"),
-  )
-    .addHelpText("after", syncHelp("Users missing from the values file are left as they are.", 'wh traits sync "Lifetime Value" --values ltv.csv'))
-    .action(async (name: string, _flags, command: Command) => {
-      const { runTraitsSync } = await import("./commands/sync.js");
-      exitCode = await runTraitsSync(name, command.opts(), globals(), io);
-    });
+  const syncs = [
+    {
+      group: "audience",
+      summary: "Send audience memberships as identify traits.",
+      description: "Send an identify { <trait>: true } for each member who joined and { <trait>: false } for each who left.",
+      subject: "the audience's name",
+      input: ["--members <file>", "the members: one userId per line, NDJSON with userId, or CSV with a userId column"],
+      what: "The first sync sends true for every member; later syncs only the changes.",
+      example: 'wh audience sync "High-Value Users (EU)" --members members.csv --state hvu.json',
+      run: "runAudienceSync",
+    },
+    {
+      group: "traits",
+      summary: "Send computed traits as identify traits.",
+      description: "Send an identify { <trait>: value } for each user whose value changed since the last delivered sync.",
+      subject: "the computed trait's name",
+      input: ["--values <file>", "userId to value: CSV userId,value (header optional) or NDJSON {userId, value}"],
+      what: "Users missing from the values file are left as they are.",
+      example: 'wh traits sync "Lifetime Value" --values ltv.csv',
+      run: "runTraitsSync",
+    },
+  ] as const;
+  for (const sync of syncs) {
+    addSyncOptions(
+      program.command(sync.group).description(sync.summary).command("sync").description(sync.description).argument("<name>", sync.subject).requiredOption(sync.input[0], sync.input[1]),
+    )
+      .addHelpText("after", syncHelp(sync.what, sync.example))
+      .action(async (name: string, _flags, command: Command) => {
+        const commands = await import("./commands/sync.js");
+        exitCode = await commands[sync.run](name, command.opts(), globals(), io);
+      });
+  }
 
   const config = program
     .command("config")
