@@ -1,8 +1,6 @@
-import { createReadStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readFile, rm, truncate } from "node:fs/promises";
 import { UsageError } from "../core/errors.js";
 import { AppendFile } from "./append-file.js";
-import { readLines } from "./line-reader.js";
 
 const MAGIC = "wh-replay-journal";
 
@@ -80,22 +78,22 @@ export class Journal {
 }
 
 async function load(path: string, input: string, finished: LineSet): Promise<boolean> {
-  const stream = createReadStream(path);
+  let text: string;
   try {
-    for await (const { number, text } of readLines(stream)) {
-      if (number === 1) {
-        if (parseHeader(text) !== input) {
-          throw new UsageError(`--resume: the journal ${path} belongs to another input`, { hint: "run without --resume to start from the top, or pass --journal FILE" });
-        }
-        continue;
-      }
-      // A line cut short by kill -9 is simply not a whole number: that line is sent again.
-      if (/^\d+$/.test(text)) finished.add(Number(text));
-    }
+    text = await readFile(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
   }
+  const lines = text.split("\n");
+  if (parseHeader(lines[0] ?? "") !== input) {
+    throw new UsageError(`--resume: the journal ${path} belongs to another input`, { hint: "run without --resume to start from the top, or pass --journal FILE" });
+  }
+  // Every record ends with a newline: text after the last one was cut short by kill -9. Drop
+  // it from the file too, so that what is appended next starts on a line of its own.
+  const torn = lines.pop() ?? "";
+  if (torn !== "") await truncate(path, Buffer.byteLength(text) - Buffer.byteLength(torn));
+  for (const line of lines.slice(1)) if (/^\d+$/.test(line)) finished.add(Number(line));
   return true;
 }
 
