@@ -49,7 +49,8 @@ export interface RunSummary {
   skipped: number;
   invalid: number;
   failed: number;
-  interrupted: number;
+  /** Jobs not finished because of Ctrl-C: not journaled, sent again on resume. */
+  unfinished: number;
   dryRun: number;
   /** Lines the journal already recorded as finished (with --resume). */
   alreadyFinished: number;
@@ -67,7 +68,7 @@ const PROGRESS_EVERY_MS = 5_000;
 export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: RunOptions): Promise<RunSummary> {
   const { output, journal, deadLetter } = options;
   const startedAt = Date.now();
-  const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, interrupted: 0, dryRun: 0, alreadyFinished: 0 };
+  const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: 0 };
   const retrying = new Set<number>();
   const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(1024, options.concurrency * 8) });
   const hardStop = new AbortController();
@@ -75,7 +76,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
   setMaxListeners(0, hardStop.signal);
   let graceTimer: NodeJS.Timeout | undefined;
   const onInterrupt = (): void => {
-    counts.interrupted += pool.cancelWaiting();
+    counts.unfinished += pool.cancelWaiting();
     graceTimer = setTimeout(() => hardStop.abort(), options.graceMs);
   };
   options.signal.addEventListener("abort", onInterrupt, { once: true });
@@ -89,7 +90,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
   const finish = (job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void => {
     options.onOutcome?.(job, outcome, report);
     if (outcome === "interrupted") {
-      counts.interrupted += 1;
+      counts.unfinished += 1;
       return;
     }
     if (outcome === "dry-run") counts.dryRun += 1;
@@ -156,7 +157,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
         else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
         else finish(job, "interrupted", report);
       });
-      if (!accepted) counts.interrupted += 1;
+      if (!accepted) counts.unfinished += 1;
     }
     await pool.drain();
   } finally {
@@ -182,7 +183,7 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
   ];
   if (summary.dryRun > 0) parts.unshift(`${summary.dryRun} shown (dry run, nothing sent)`);
   if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
-  if (summary.interrupted > 0) parts.push(c.yellow(`${summary.interrupted} not finished`));
+  if (summary.unfinished > 0) parts.push(c.yellow(`${summary.unfinished} not finished`));
   output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
   for (const line of lines) output.result(line);
 }

@@ -12,7 +12,7 @@ export async function requireSecret(flags: SecretFlags & { config?: string | und
   const { loadConfig } = await import("../config/load.js");
   const { config } = await loadConfig(io.cwd, flags.config);
   const { chooseSources } = await import("../config/resolve.js");
-  const secret = config.sources === undefined ? config.sharedSecret : chooseSources(config, flags.source, "one")[0]?.sharedSecret;
+  const secret = config.sources === undefined && flags.source === undefined ? config.sharedSecret : chooseSources(config, flags.source, "one")[0]?.sharedSecret;
   if (secret !== undefined) return secret;
   throw new UsageError("no shared secret", { hint: "pass --secret-file FILE or set WH_SHARED_SECRET (or --secret, which other users can see in the process list)" });
 }

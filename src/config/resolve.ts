@@ -55,7 +55,8 @@ export async function resolveDeliverySettings(
   const { config, filepath } = await loadConfig(cwd, flags.config);
   let chosen = chooseSources(config, flags.source, selection);
   if (flags.url !== undefined && flags.url.length > 0) {
-    const base = chosen[0];
+    // --url makes one destination; it takes a source's secret only when that source is clear.
+    const base = flags.source !== undefined || chosen.length === 1 ? chosen[0] : undefined;
     chosen = [{ source: base?.source, enabled: true, webhooks: flags.url.map((url) => ({ url })), sharedSecret: base?.sharedSecret }];
   }
   if (chosen.length === 0) {

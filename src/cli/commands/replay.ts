@@ -57,7 +57,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     await deliverer?.close();
   }
   const interrupted = io.signal.aborted;
-  await journal?.close(!interrupted && summary.interrupted === 0);
+  await journal?.close(!interrupted && summary.unfinished === 0);
   const deadLetters = deadLetter !== undefined && deadLetter.count > 0 ? deadLetterPath : undefined;
   const lines: string[] = [];
   if (deadLetters !== undefined) lines.push(`dead letters: ${deadLetters}`);
