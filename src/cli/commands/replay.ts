@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { AppendFile } from "../../adapters/append-file.js";
@@ -47,12 +48,15 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     journal = opened.journal;
     if (resume) output.log(opened.resumed === undefined ? `no journal at ${journalPath}: starting from the top` : `resuming: ${opened.resumed} lines already finished`);
   }
-  const deadLetter = dryRun ? undefined : new AppendFile(deadLetterPath, resume ? "a" : "w");
+  // A fresh run's dead-letter file holds this run's failures only: an old one is removed.
+  if (!dryRun && !resume) await rm(deadLetterPath, { force: true });
+  const deadLetter = dryRun ? undefined : new AppendFile(deadLetterPath, "a");
   const deliverer = dryRun ? undefined : await createDeliverer(settings);
   let summary: RunSummary;
   try {
     summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal, graceMs: GRACE_MS });
   } finally {
+    stream.destroy();
     deadLetter?.close();
     await deliverer?.close();
   }

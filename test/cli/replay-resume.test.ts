@@ -1,0 +1,174 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { startRecordingServer, type RecordingServer } from "../helpers/recording-server.js";
+import { countByMessageId, exists, makeWorkDir, manyEvents, messageIdOf, removeWorkDirs, runWh, startWh, type ReplayProcess } from "./replay-helpers.js";
+
+const CONCURRENCY = 8;
+const EVENTS = 3_000;
+const STOP_AFTER = 500;
+
+const servers: RecordingServer[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+afterAll(removeWorkDirs);
+
+interface Setup {
+  dir: string;
+  server: RecordingServer;
+  messageIds: string[];
+  journal: string;
+  /** Sends `signal` to the running replay as the receiver gets its STOP_AFTER-th request. */
+  stopAt(signal: NodeJS.Signals): void;
+  attach(replay: ReplayProcess): void;
+}
+
+/** A 3,000-event file over 40 users, and a receiver answering each request after ~2 ms. */
+async function setUp(): Promise<Setup> {
+  const dir = await makeWorkDir();
+  const events = manyEvents(EVENTS, 40);
+  await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
+  let running: ReplayProcess | undefined;
+  let stopSignal: NodeJS.Signals | undefined;
+  const server = await startRecordingServer({
+    replies: (_request, index) => {
+      if (stopSignal !== undefined && index + 1 === STOP_AFTER) {
+        running?.child.kill(stopSignal);
+        stopSignal = undefined;
+      }
+      return { status: 200, delayMs: 2 };
+    },
+  });
+  servers.push(server);
+  return {
+    dir,
+    server,
+    messageIds: events.map((event) => event.messageId),
+    journal: join(dir, "events.ndjson.wh-journal"),
+    stopAt: (signal) => {
+      stopSignal = signal;
+    },
+    attach: (replay) => {
+      running = replay;
+    },
+  };
+}
+
+function replay(setup: Setup, extra: string[] = []): ReplayProcess {
+  const spawned = startWh(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir });
+  setup.attach(spawned);
+  return spawned;
+}
+
+/** Every event arrived at least once, and no more than `CONCURRENCY` of them more than once. */
+function expectAllDeliveredWithFewDuplicates(setup: Setup): void {
+  const counts = countByMessageId(setup.server.requests);
+  expect([...counts.keys()].sort()).toEqual(setup.messageIds);
+  const duplicates = [...counts.values()].filter((count) => count > 1).length;
+  expect(duplicates).toBeLessThanOrEqual(CONCURRENCY);
+}
+
+describe("wh replay: kill -9, Ctrl-C and --resume", () => {
+  it("after kill -9 midway, resumes and delivers every event with no more duplicates than the concurrency", async () => {
+    const setup = await setUp();
+    setup.stopAt("SIGKILL");
+
+    const killed = await replay(setup).exited;
+
+    expect(killed.signal).toBe("SIGKILL");
+    expect(setup.server.requests.length).toBeGreaterThanOrEqual(STOP_AFTER);
+    expect(setup.server.requests.length).toBeLessThan(EVENTS);
+    expect(await exists(setup.journal)).toBe(true);
+
+    const resumed = await replay(setup, ["--resume"]).exited;
+
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectAllDeliveredWithFewDuplicates(setup);
+    expect(await exists(setup.journal)).toBe(false);
+  });
+
+  it("on SIGINT exits 130, keeps the journal and says how to resume; --resume then completes", async () => {
+    const setup = await setUp();
+    setup.stopAt("SIGINT");
+
+    const interrupted = await replay(setup).exited;
+
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(`${interrupted.stdout}\n${interrupted.stderr}`).toContain("--resume");
+    expect(await exists(setup.journal)).toBe(true);
+    expect(setup.server.requests.length).toBeLessThan(EVENTS);
+
+    const resumed = await replay(setup, ["--resume"]).exited;
+
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expectAllDeliveredWithFewDuplicates(setup);
+    expect(await exists(setup.journal)).toBe(false);
+  });
+
+  it("starts from the top without --resume, even when a journal was left by an interrupted run", async () => {
+    const setup = await setUp();
+    setup.stopAt("SIGINT");
+
+    const interrupted = await replay(setup).exited;
+
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(await exists(setup.journal)).toBe(true);
+    const before = setup.server.requests.length;
+
+    const again = await replay(setup).exited;
+
+    expect(again.code, again.stderr).toBe(0);
+    const second = setup.server.requests.slice(before).map(messageIdOf);
+    expect(second.sort()).toEqual(setup.messageIds);
+    expect(await exists(setup.journal)).toBe(false);
+  });
+
+  it("starts from the top on --resume when a completed run left no journal", async () => {
+    const dir = await makeWorkDir();
+    const events = manyEvents(20, 4);
+    await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
+    const server = await startRecordingServer();
+    servers.push(server);
+
+    const first = await runWh(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    expect(await exists(join(dir, "events.ndjson.wh-journal"))).toBe(false);
+
+    const resumed = await runWh(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
+
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/no journal/);
+    expect(server.requests.slice(20).map(messageIdOf).sort()).toEqual(events.map((event) => event.messageId));
+  });
+
+  it("on SIGINT stops reading standard input that is still open, and exits 130", async () => {
+    const dir = await makeWorkDir();
+    const events = manyEvents(3, 3);
+    let spawned: ReplayProcess | undefined;
+    const server = await startRecordingServer({
+      replies: (_request, index) => {
+        if (index + 1 === events.length) spawned?.child.kill("SIGINT");
+        return 200;
+      },
+    });
+    servers.push(server);
+    spawned = startWh(["replay", "-", "--url", server.url], { cwd: dir, keepStdinOpen: true, input: events.map((event) => `${event.line}\n`).join("") });
+    // The producer never ends its output (like `tail -f`): only if wh has not stopped reading by
+    // then does the test close stdin itself, so a broken wh cannot hang the suite.
+    let stdinClosedByTest = false;
+    const fallback = setTimeout(() => {
+      stdinClosedByTest = true;
+      spawned?.child.stdin.end();
+    }, 10_000);
+
+    const result = await spawned.exited;
+    clearTimeout(fallback);
+
+    expect(stdinClosedByTest, "wh kept waiting for standard input after SIGINT").toBe(false);
+    expect(result.code, result.stderr).toBe(130);
+    expect(server.requests.map(messageIdOf).sort()).toEqual(events.map((event) => event.messageId));
+  });
+});
