@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
 import { Analytics, AnalyticsError, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
-import { parseDurationMs } from "../../core/duration.js";
+import { formatDurationMs, parseDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { redactUrl } from "../../core/redact.js";
 import { parseIntFlag } from "../flag-values.js";
@@ -42,6 +42,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   };
   client.on("success", onBatch("sent"));
   client.on("failure", onBatch("failed"));
+  client.on("retry", ({ messages, attempt, delayMs }) => output.log(output.err.yellow(`batch of ${messages.length}: attempt ${attempt} failed, retrying in ${formatDurationMs(delayMs)}`)));
   const startedAt = Date.now();
   try {
     for await (const line of readLines(stream)) {
@@ -60,7 +61,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   }
   const elapsedMs = Date.now() - startedAt;
   output.record({ summary: true, ...counts, elapsedMs, endpoint: redactUrl(new URL(endpoint)) });
-  output.result(`${counts.sent} sent in ${counts.batches} batches, ${counts.failed} failed, ${counts.invalid} invalid, in ${elapsedMs}ms`);
+  output.result(`${counts.sent} sent in ${counts.batches} batch${counts.batches === 1 ? "" : "es"}, ${counts.failed} failed, ${counts.invalid} invalid, in ${formatDurationMs(elapsedMs)}`);
   if (io.signal.aborted) return 130;
   return counts.failed > 0 || counts.invalid > 0 ? 1 : 0;
 }

@@ -22,10 +22,14 @@ export interface LibraryInfo {
  * a timestamp when it has none, and `context.library` naming the sending library.
  */
 export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
+  const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
+  if (type === "delete") return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
+  if (!(INGEST_TYPES as readonly unknown[]).includes(type)) {
+    return { ok: false, code: "E_INVALID_MESSAGE", error: `type: expected one of ${INGEST_TYPES.join(", ")}${type === undefined ? "" : ` (got ${JSON.stringify(type)})`}` };
+  }
   const parsed = inboundMessageSchema.safeParse(input);
   if (!parsed.success) return { ok: false, code: "E_INVALID_MESSAGE", error: formatIssues(parsed.error).join("; ") };
   const message = parsed.data;
-  if (message.type === "delete") return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
   const problem = checkRequiredFields(message);
   if (problem !== undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: problem };
   let timestamp = stamps.now().toISOString();
@@ -39,5 +43,5 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
   const json = JSON.stringify(out);
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_MESSAGE_BYTES) return { ok: false, code: "E_MESSAGE_TOO_LARGE", error: sizeError(bytes) };
-  return { ok: true, type: message.type, messageId, json, bytes };
+  return { ok: true, type: message.type as IngestType, messageId, json, bytes };
 }
