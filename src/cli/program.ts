@@ -228,7 +228,7 @@ ${examples(example)}`;
   ] as const;
   for (const sync of syncs) {
     addSyncOptions(
-      program.command(sync.group).description(sync.summary).command("sync").description(sync.description).argument("<name>", sync.subject).requiredOption(sync.input[0], sync.input[1]),
+      program.command(sync.group).description(sync.summary).addHelpText("after", examples(sync.example)).command("sync").description(sync.description).argument("<name>", sync.subject).requiredOption(sync.input[0], sync.input[1]),
     )
       .addHelpText("after", syncHelp(sync.what, sync.example))
       .action(async (name: string, _flags, command: Command) => {
@@ -249,6 +249,7 @@ directory up to the project root. Flags override WH_SHARED_SECRET, which overrid
 ${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
     );
   addDeliveryOptions(config.command("show").description("Print the settings in effect (secrets masked)."))
+    .addHelpText("after", examples("wh config show", "wh config show --source web --json", "wh config show --url https://example.com/hook --header 'Authorization: Bearer x'"))
     .action(async (_flags, command: Command) => {
       const { runConfigShow } = await import("./commands/config.js");
       exitCode = await runConfigShow(command.opts(), globals(), io);
@@ -257,6 +258,7 @@ ${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
     .command("validate")
     .description("Check the config file; exit 2 with every problem when it is invalid.")
     .option("--config <file>", "the config file to check (default: search)")
+    .addHelpText("after", examples("wh config validate", "wh config validate --config ci/.whrc.json && echo ok"))
     .action(async (_flags, command: Command) => {
       const { runConfigValidate } = await import("./commands/config.js");
       exitCode = await runConfigValidate(command.opts(), globals(), io);

@@ -20,12 +20,33 @@ export async function loadConfig(cwd: string, configPath?: string): Promise<Load
   try {
     result = target === undefined ? await explorer.search(cwd) : await explorer.load(target);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const problem = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message;
-    throw new ConfigError([problem], { source: target ?? cwd, cause: error });
+    const { source, problem } = describeLoadError(error, target ?? cwd);
+    throw new ConfigError([problem], { source });
   }
   if (result === null || result.isEmpty === true) return { config: {}, filepath: result?.filepath };
   const parsed = parseConfig(result.config);
   if (!parsed.ok) throw new ConfigError(parsed.issues, { source: result.filepath });
   return { config: parsed.value, filepath: result.filepath };
+}
+
+/**
+ * Says why a config file could not be read, without quoting it: the parsers' own messages show
+ * the file's text around the error, and that text may hold the shared secret.
+ */
+function describeLoadError(error: unknown, fallback: string): { source: string; problem: string } {
+  const details = error as { code?: unknown; name?: unknown; filepath?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+  const source = typeof details.filepath === "string" ? details.filepath : fallback;
+  if (details.code === "ENOENT") return { source, problem: "no such file" };
+  if (details.code === "EISDIR") return { source, problem: "is a directory" };
+  if (details.name === "YAMLException") {
+    const line = typeof details.mark?.line === "number" ? details.mark.line + 1 : undefined;
+    const column = typeof details.mark?.column === "number" ? details.mark.column + 1 : undefined;
+    return { source, problem: `not valid YAML${line === undefined ? "" : ` (line ${line}, column ${column})`}: ${String(details.reason)}` };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (details.name === "JSONError") {
+    const token = /Unexpected (token '.'|end of JSON input|non-whitespace character)/.exec(message)?.[0];
+    return { source, problem: `not valid JSON${token === undefined ? "" : ` (${token.replace("Unexpected", "unexpected")})`}` };
+  }
+  return { source, problem: `could not be loaded (${error instanceof Error ? error.name : "error"})` };
 }

@@ -59,7 +59,7 @@ export async function resolveDeliverySettings(
     const base = flags.source !== undefined || chosen.length === 1 ? chosen[0] : undefined;
     chosen = [{ source: base?.source, enabled: true, webhooks: flags.url.map((url) => ({ url })), sharedSecret: base?.sharedSecret }];
   }
-  if (chosen.length === 0) {
+  if (chosen.every((choice) => choice.webhooks.length === 0)) {
     throw new UsageError("no webhook URL to deliver to", { hint: "pass --url URL, or set webhooks in a config file (.whrc.json)" });
   }
   const destinations = chosen.map((choice): Destination => {
@@ -92,7 +92,8 @@ export function chooseSources(config: WhConfig, name: string | undefined, select
   );
   if (sources.length === 0) {
     if (name !== undefined) throw new UsageError(`--source ${name}: the config defines no sources`);
-    return config.webhooks === undefined ? [] : [{ source: undefined, enabled: true, webhooks: config.webhooks, sharedSecret: config.sharedSecret }];
+    // A file may hold only the secret, with the URLs given by --url.
+    return [{ source: undefined, enabled: true, webhooks: config.webhooks ?? [], sharedSecret: config.sharedSecret }];
   }
   const names = sources.map((source) => source.source).join(", ");
   if (name !== undefined) {
