@@ -87,11 +87,11 @@ describe("parseConfig: each problem as path: problem", () => {
   });
 
   it("refuses an unknown top-level key", () => {
-    expect(issuesOf({ webhooks: [hook()], webhook: [] })).toEqual(['Unrecognized key: "webhook"']);
+    expect(issuesOf({ webhooks: [hook()], webhook: [] })).toEqual(['webhook: unknown key']);
   });
 
   it("refuses an unknown key in a webhook, at its path", () => {
-    expect(issuesOf({ webhooks: [{ url: "https://a.example.com/", method: "PUT" }] })).toEqual(['webhooks[0]: Unrecognized key: "method"']);
+    expect(issuesOf({ webhooks: [{ url: "https://a.example.com/", method: "PUT" }] })).toEqual(['webhooks[0].method: unknown key']);
   });
 
   it("refuses an empty sharedSecret", () => {
@@ -134,7 +134,7 @@ describe("parseConfig: each problem as path: problem", () => {
       'webhooks[1].headers["X-A"]: header value must not contain CR, LF or NUL',
       "webhooks[5]: 6 webhooks given; at most 5 are allowed",
       "sharedSecret: must not be empty",
-      'Unrecognized key: "extra"',
+      'extra: unknown key',
     ]);
   });
 });

@@ -59,7 +59,9 @@ export type OutboundMessage = z.infer<typeof outboundMessageSchema>;
 
 /** Formats zod issues as `path: problem`, the way every error in wh names a place. */
 export function formatIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue) => {
+    // An unknown key is named by its own path: `webhook: unknown key` rather than a list.
+    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key`);
     const path = formatPath(issue.path);
     return path === "" ? issue.message : `${path}: ${issue.message}`;
   });

@@ -1,0 +1,94 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { BIN, cleanEnv, lines, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
+
+const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
+
+/** The commands a help text lists under "Commands:", without commander's own `help`. */
+function listedCommands(help: string): string[] {
+  const section = help.split("Commands:\n")[1]?.split("\n\n")[0] ?? "";
+  return section
+    .split("\n")
+    .map((line) => /^ {2}(\S+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== "help");
+}
+
+/** Every command a person can run, as argv prefixes, found by walking `wh --help` (so a new command is covered at once). */
+function discoverCommands(prefix: string[] = []): string[][] {
+  const help = execFileSync(process.execPath, [BIN, ...prefix, "--help"], { env: cleanEnv(), encoding: "utf8" });
+  return listedCommands(help).flatMap((name) => [[...prefix, name], ...discoverCommands([...prefix, name])]);
+}
+
+const COMMANDS = discoverCommands();
+
+afterAll(removeTempDirs);
+
+describe.concurrent("wh --help and --version", () => {
+  it("prints the package.json version for --version and -V", async () => {
+    for (const flag of ["--version", "-V"]) {
+      const result = await run([flag]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`${version}\n`);
+    }
+  });
+
+  it("exits 0 and shows Examples and the exit codes for wh --help", async () => {
+    const result = await run(["--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Examples:");
+    expect(result.stdout).toMatch(/Exit codes:/);
+  });
+
+  it("finds every command in the help, groups and their subcommands included", () => {
+    const names = COMMANDS.map((argv) => argv.join(" "));
+    for (const name of ["send", "sign", "verify", "listen", "config", "config show", "config validate", "demo"]) expect(names).toContain(name);
+  });
+
+  it.each(COMMANDS.map((argv) => [argv.join(" "), argv]))("exits 0 and shows an Examples: section for wh %s --help", async (_name, argv) => {
+    const result = await run([...argv, "--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: wh /);
+    expect(result.stdout).toContain("Examples:");
+    expect(result.stdout).toMatch(/Examples:\n {2}\$ .*\bwh\b/);
+  });
+
+  it("shows the retry schedule in wh send --help", async () => {
+    const result = await run(["send", "--help"]);
+    expect(result.stdout).toMatch(/jitter/);
+    expect(result.stdout).toMatch(/Retry-After/);
+  });
+
+  it("exits 2 on an unknown command", async () => {
+    const result = await run(["sned"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("sned");
+  });
+
+  it("exits 2 on an unknown global flag", async () => {
+    const result = await run(["--frobnicate", "demo"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--frobnicate");
+  });
+});
+
+describe("wh demo", () => {
+  it("exits 0 and reports 7 of 7 events delivered and verified", async () => {
+    const result = await run(["demo"]);
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\b7 (of 7 (events )?)?delivered/);
+    expect(result.stdout).toMatch(/\b7 (of 7 )?signatures verified/);
+    expect(lines(result.stdout).filter((line) => line.includes("signature verified"))).toHaveLength(7);
+  });
+
+  it("prints only JSON lines on stdout with --json, 7 of them verified", async () => {
+    const result = await run(["demo", "--json"]);
+    expect(result.code).toBe(0);
+    const records = lines(result.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.filter((record) => record.signature === "valid")).toHaveLength(7);
+    expect(records.some((record) => record.verified === 7)).toBe(true);
+    expect(records.some((record) => record.outcome === "failed")).toBe(false);
+  });
+});
