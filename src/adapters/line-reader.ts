@@ -16,21 +16,27 @@ const NEWLINE = 0x0a;
 export async function* readLines(stream: Readable): AsyncGenerator<InputLine> {
   let carry: Buffer | undefined;
   let number = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    let start = 0;
-    let end = chunk.indexOf(NEWLINE, start);
-    while (end !== -1) {
-      const piece = carry === undefined ? chunk.subarray(start, end) : Buffer.concat([carry, chunk.subarray(start, end)]);
-      carry = undefined;
-      number += 1;
-      yield { number, text: decode(piece, number) };
-      start = end + 1;
-      end = chunk.indexOf(NEWLINE, start);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let start = 0;
+      let end = chunk.indexOf(NEWLINE, start);
+      while (end !== -1) {
+        const piece = carry === undefined ? chunk.subarray(start, end) : Buffer.concat([carry, chunk.subarray(start, end)]);
+        carry = undefined;
+        number += 1;
+        yield { number, text: decode(piece, number) };
+        start = end + 1;
+        end = chunk.indexOf(NEWLINE, start);
+      }
+      if (start < chunk.length) {
+        const rest = chunk.subarray(start);
+        carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
+      }
     }
-    if (start < chunk.length) {
-      const rest = chunk.subarray(start);
-      carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
-    }
+  } catch (error) {
+    // The reader destroyed the stream on purpose (Ctrl-C): that is the end of the input.
+    if (stream.destroyed && (error as NodeJS.ErrnoException).code === "ERR_STREAM_PREMATURE_CLOSE") return;
+    throw error;
   }
   if (carry !== undefined && carry.length > 0) yield { number: number + 1, text: decode(carry, number + 1) };
 }

@@ -59,7 +59,6 @@ export interface RunSummary {
 }
 
 const PROGRESS_EVERY_MS = 5_000;
-const STOP = Symbol("stop reading");
 
 /**
  * Delivers a stream of jobs with bounded concurrency, each user's events in order, recording every
@@ -117,22 +116,9 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
 
   const progress = startProgress(output, counts, retrying, startedAt);
   let nextStartAt = Date.now();
-  // Reading waits for the next line, which may never come (an open stdin): Ctrl-C must not.
-  const stopReading = new Promise<typeof STOP>((resolve) => {
-    if (options.signal.aborted) resolve(STOP);
-    else options.signal.addEventListener("abort", () => resolve(STOP), { once: true });
-  });
-  const iterator = jobs[Symbol.asyncIterator]();
   try {
-    for (;;) {
-      const pending = iterator.next();
-      const next = await Promise.race([pending, stopReading]);
-      if (next === STOP) {
-        pending.catch(() => undefined);
-        break;
-      }
-      if (next.done === true) break;
-      const job = next.value;
+    for await (const job of jobs) {
+      if (options.signal.aborted) break;
       if (journal?.isFinished(job.number)) {
         counts.alreadyFinished += 1;
         continue;

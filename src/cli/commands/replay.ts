@@ -52,10 +52,14 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (!dryRun && !resume) await rm(deadLetterPath, { force: true });
   const deadLetter = dryRun ? undefined : new AppendFile(deadLetterPath, "a");
   const deliverer = dryRun ? undefined : await createDeliverer(settings);
+  // Reading waits for the next line, which may never come (an open stdin): Ctrl-C ends the input.
+  const endInput = (): void => void stream.destroy();
+  io.signal.addEventListener("abort", endInput, { once: true });
   let summary: RunSummary;
   try {
     summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal, graceMs: GRACE_MS });
   } finally {
+    io.signal.removeEventListener("abort", endInput);
     stream.destroy();
     deadLetter?.close();
     await deliverer?.close();
