@@ -104,6 +104,7 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
       flushScheduled = true;
       setImmediate(flush);
     }
+    if (!output.json) return;
     const message = job.prepared.ok ? job.prepared.message : undefined;
     output.record({
       ...(job.origin ?? { line: job.number }),

@@ -89,13 +89,16 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   }
   const signal = cancel?.signal ?? outer ?? NEVER_ABORTED;
   try {
-    const targets = await Promise.all(
-      options.targets.map(async (target) => {
-        const report = await deliverToTarget(target, bytes, headers, options, signal);
-        if (report.result === "delivered") cancel?.abort();
-        return report;
-      }),
-    );
+    const targets =
+      cancel === undefined
+        ? await Promise.all(options.targets.map((target) => deliverToTarget(target, bytes, headers, options, signal)))
+        : await Promise.all(
+            options.targets.map(async (target) => {
+              const report = await deliverToTarget(target, bytes, headers, options, signal);
+              if (report.result === "delivered") cancel.abort();
+              return report;
+            }),
+          );
     const delivered = targets.find((target) => target.result === "delivered");
     const report: DeliveryReport = {
       outcome: delivered !== undefined ? "delivered" : outer?.aborted ? "aborted" : "failed",

@@ -1,3 +1,5 @@
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
@@ -7,6 +9,8 @@ const ISO_8601 =
  * Returns undefined for anything that is not a real ISO 8601 time.
  */
 export function normalizeTimestamp(text: string): string | undefined {
+  // Most inputs are already in the canonical form (captures, exports): keep them as they are.
+  if (CANONICAL.test(text) && new Date(text).toISOString() === text) return text;
   const match = ISO_8601.exec(text.trim());
   if (match === null) return undefined;
   const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = match;
