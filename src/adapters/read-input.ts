@@ -50,5 +50,5 @@ export async function openInputStream(file: string, cwd: string, stdin: Readable
     if (error instanceof InputError) throw error;
     throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
   }
-  return createReadStream(path, { highWaterMark: 256 * 1024 });
+  return createReadStream(path, { highWaterMark: 64 * 1024 });
 }

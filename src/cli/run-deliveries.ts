@@ -61,16 +61,16 @@ export interface RunSummary {
 const PROGRESS_EVERY_MS = 5_000;
 
 /**
- * Delivers a stream of jobs with bounded concurrency, each user's events in order, recording every
+ * Delivers a stream of jobs (in batches, as they are read) with bounded concurrency, each user's events in order, recording every
  * job's end (delivered, skipped, invalid or failed) in the dead-letter file and the journal.
  * Shared by `wh replay`, the demo and the audience and trait syncs.
  */
-export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: RunOptions): Promise<RunSummary> {
+export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>, options: RunOptions): Promise<RunSummary> {
   const { output, journal, deadLetter } = options;
   const startedAt = Date.now();
   const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: 0 };
   const retrying = new Set<number>();
-  const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(1024, options.concurrency * 8) });
+  const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(256, options.concurrency * 4) });
   const hardStop = new AbortController();
   // Every delivery in flight listens to this one signal.
   setMaxListeners(0, hardStop.signal);
@@ -118,47 +118,49 @@ export async function runDeliveries(jobs: AsyncIterable<DeliveryJob>, options: R
   const progress = startProgress(output, counts, retrying, startedAt);
   let nextStartAt = Date.now();
   try {
-    for await (const job of jobs) {
-      if (options.signal.aborted) break;
-      if (journal?.isFinished(job.number)) {
-        counts.alreadyFinished += 1;
-        continue;
-      }
-      const { prepared } = job;
-      if (!prepared.ok) {
-        finish(job, "invalid", undefined, prepared.error);
-        continue;
-      }
-      if (!prepared.message.enabled) {
-        finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
-        continue;
-      }
-      if (options.deliverer === undefined) {
-        printDryRun(output, prepared.message.body, options.destination, { line: job.number });
-        finish(job, "dry-run");
-        continue;
-      }
-      if (options.ratePerSecond !== undefined) {
-        const waitMs = nextStartAt - Date.now();
-        if (waitMs > 0) await sleepUnlessAborted(waitMs, options.signal);
-        nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
-        if (options.signal.aborted) break;
-      }
-      const deliverer = options.deliverer;
-      const accepted = await pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
-        const report = await deliverer.deliver(prepared.message.body, options.destination, {
-          signal: hardStop.signal,
-          onEvent: (event) => {
-            if (event.type === "retry") retrying.add(job.number);
-            else if (event.type === "attempt") retrying.delete(job.number);
-          },
+    reading: for await (const batch of jobs) {
+      for (const job of batch) {
+        if (options.signal.aborted) break reading;
+        if (journal?.isFinished(job.number)) {
+          counts.alreadyFinished += 1;
+          continue;
+        }
+        const { prepared } = job;
+        if (!prepared.ok) {
+          finish(job, "invalid", undefined, prepared.error);
+          continue;
+        }
+        if (!prepared.message.enabled) {
+          finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
+          continue;
+        }
+        if (options.deliverer === undefined) {
+          printDryRun(output, prepared.message.body, options.destination, { line: job.number });
+          finish(job, "dry-run");
+          continue;
+        }
+        if (options.ratePerSecond !== undefined) {
+          const waitMs = nextStartAt - Date.now();
+          if (waitMs > 0) await sleepUnlessAborted(waitMs, options.signal);
+          nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
+          if (options.signal.aborted) break reading;
+        }
+        const deliverer = options.deliverer;
+        const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
+          const report = await deliverer.deliver(prepared.message.body, options.destination, {
+            signal: hardStop.signal,
+            onEvent: (event) => {
+              if (event.type === "retry") retrying.add(job.number);
+              else if (event.type === "attempt") retrying.delete(job.number);
+            },
+          });
+          retrying.delete(job.number);
+          if (report.outcome === "delivered") finish(job, "delivered", report);
+          else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
+          else finish(job, "interrupted", report);
         });
-        retrying.delete(job.number);
-        if (report.outcome === "delivered") finish(job, "delivered", report);
-        else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
-        else finish(job, "interrupted", report);
-      });
-      if (!accepted) counts.unfinished += 1;
+        if (!(typeof submitted === "boolean" ? submitted : await submitted)) counts.unfinished += 1;
+      }
     }
     await pool.drain();
   } finally {

@@ -89,13 +89,14 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   }
   const signal = cancel?.signal ?? outer ?? NEVER_ABORTED;
   try {
+    const only = options.targets.length === 1 ? options.targets[0] : undefined;
     const targets =
-      cancel === undefined
-        ? await Promise.all(options.targets.map((target) => deliverToTarget(target, bytes, headers, options, signal)))
+      only !== undefined
+        ? [await deliverToTarget(only, bytes, headers, options, signal)]
         : await Promise.all(
             options.targets.map(async (target) => {
               const report = await deliverToTarget(target, bytes, headers, options, signal);
-              if (report.result === "delivered") cancel.abort();
+              if (report.result === "delivered") cancel?.abort();
               return report;
             }),
           );
@@ -123,7 +124,7 @@ async function deliverToTarget(
 ): Promise<TargetReport> {
   const { clock, onEvent } = options;
   const url = redactUrl(target.url);
-  const headers = { ...baseHeaders, ...target.headers };
+  const headers = Object.keys(target.headers).length === 0 ? baseHeaders : { ...baseHeaders, ...target.headers };
   const random = options.random ?? Math.random;
   const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
   const firstAttemptAtMs = clock.now();

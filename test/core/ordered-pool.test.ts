@@ -165,7 +165,7 @@ describe("OrderedPool", () => {
     expect(await pool.submit("a", h.task("a1"))).toBe(true);
     expect(await pool.submit("b", h.task("b1"))).toBe(true);
     let third: boolean | undefined;
-    const submitted = pool.submit("c", h.task("c1")).then((accepted) => (third = accepted));
+    const submitted = Promise.resolve(pool.submit("c", h.task("c1"))).then((accepted) => (third = accepted));
     await settle();
     expect(third).toBeUndefined();
 
@@ -188,7 +188,7 @@ describe("OrderedPool", () => {
     await pool.submit("c", h.task("c1")); // waits for a slot
     await pool.submit("d", h.task("d1")); // waits for a slot
     let blocked: boolean | undefined;
-    const blockedSubmit = pool.submit("e", h.task("e1")).then((accepted) => (blocked = accepted));
+    const blockedSubmit = Promise.resolve(pool.submit("e", h.task("e1"))).then((accepted) => (blocked = accepted));
     await settle();
     expect(h.started()).toEqual(["a1", "b1"]);
 

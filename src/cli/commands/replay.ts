@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { AppendFile } from "../../adapters/append-file.js";
 import { Journal } from "../../adapters/journal.js";
-import { readLines } from "../../adapters/line-reader.js";
+import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
 import { UsageError } from "../../core/errors.js";
@@ -74,11 +74,14 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   return runExitCode(summary, interrupted);
 }
 
-async function* readJobs(stream: Readable): AsyncGenerator<DeliveryJob> {
+async function* readJobs(stream: Readable): AsyncGenerator<DeliveryJob[]> {
   const stamps = { now: () => new Date(), newId: randomUUID };
-  for await (const line of readLines(stream)) {
-    if (line.text.trim() === "") continue;
-    yield { number: line.number, original: line.text, prepared: prepareLine(line.text, stamps) };
+  for await (const lines of readLineBatches(stream)) {
+    const jobs: DeliveryJob[] = [];
+    for (const line of lines) {
+      if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepareLine(line.text, stamps) });
+    }
+    yield jobs;
   }
 }
 

@@ -83,17 +83,20 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   return runExitCode(summary, interrupted);
 }
 
-async function* changeJobs(changes: TraitChange[], trait: string): AsyncGenerator<DeliveryJob> {
+/** The identifies to send, prepared a thousand at a time as the runner asks for them. */
+async function* changeJobs(changes: TraitChange[], trait: string): AsyncGenerator<DeliveryJob[]> {
   const stamps = { now: () => new Date(), newId: randomUUID };
-  for (const [index, change] of changes.entries()) {
-    const input = { type: "identify", userId: change.userId, traits: { [trait]: change.value } };
-    yield {
-      number: index + 1,
-      original: JSON.stringify(input),
-      prepared: prepareMessage(input, stamps),
-      label: `user ${change.userId}`,
-      origin: { userId: change.userId, change: change.change, value: change.value },
-    };
+  for (let start = 0; start < changes.length; start += 1_000) {
+    yield changes.slice(start, start + 1_000).map((change, offset) => {
+      const input = { type: "identify", userId: change.userId, traits: { [trait]: change.value } };
+      return {
+        number: start + offset + 1,
+        original: JSON.stringify(input),
+        prepared: prepareMessage(input, stamps),
+        label: `user ${change.userId}`,
+        origin: { userId: change.userId, change: change.change, value: change.value },
+      };
+    });
   }
 }
 
