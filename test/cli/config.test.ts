@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startRecordingServer, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { startRecordingServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
 import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE } from "./run-wh.js";
 
 const CONFIGS = join(FIXTURES, "config");
@@ -10,14 +10,7 @@ const TRACK = ["send", "track", "--user-id", "u1", "--event", "Order Completed",
 let server: RecordingServer;
 
 /** A fresh recording server for each test of the describe block that calls this. */
-function useServer(): void {
-  beforeEach(async () => {
-    server = await startRecordingServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
-}
+const useServer = (): void => serverForEachTest((started) => (server = started));
 
 afterAll(removeTempDirs);
 

@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordingServer } from "../helpers/recording-server.js";
-import { countByMessageId, exists, makeWorkDir, manyEvents, messageIdOf, removeWorkDirs, runWh, startWh, type ReplayProcess } from "./replay-helpers.js";
+import { countByMessageId, exists, manyEvents, messageIdOf, runSigned, spawnSigned } from "./replay-helpers.js";
+import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 const CONCURRENCY = 8;
 const EVENTS = 3_000;
@@ -14,7 +15,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-afterAll(removeWorkDirs);
+afterAll(removeTempDirs);
 
 interface Setup {
   dir: string;
@@ -23,15 +24,15 @@ interface Setup {
   journal: string;
   /** Sends `signal` to the running replay as the receiver gets its STOP_AFTER-th request. */
   stopAt(signal: NodeJS.Signals): void;
-  attach(replay: ReplayProcess): void;
+  attach(replay: WhProcess): void;
 }
 
 /** A 3,000-event file over 40 users, and a receiver answering each request after ~2 ms. */
 async function setUp(): Promise<Setup> {
-  const dir = await makeWorkDir();
+  const dir = await makeTempDir();
   const events = manyEvents(EVENTS, 40);
   await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
-  let running: ReplayProcess | undefined;
+  let running: WhProcess | undefined;
   let stopSignal: NodeJS.Signals | undefined;
   const server = await startRecordingServer({
     replies: (_request, index) => {
@@ -57,8 +58,8 @@ async function setUp(): Promise<Setup> {
   };
 }
 
-function replay(setup: Setup, extra: string[] = []): ReplayProcess {
-  const spawned = startWh(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir });
+function replay(setup: Setup, extra: string[] = []): WhProcess {
+  const spawned = spawnSigned(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir });
   setup.attach(spawned);
   return spawned;
 }
@@ -127,17 +128,17 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
   });
 
   it("starts from the top on --resume when a completed run left no journal", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(20, 4);
     await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
     const server = await startRecordingServer();
     servers.push(server);
 
-    const first = await runWh(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    const first = await runSigned(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
     expect(first.code, first.stderr).toBe(0);
     expect(await exists(join(dir, "events.ndjson.wh-journal"))).toBe(false);
 
-    const resumed = await runWh(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
 
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/no journal/);
@@ -145,9 +146,9 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
   });
 
   it("on SIGINT stops reading standard input that is still open, and exits 130", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(3, 3);
-    let spawned: ReplayProcess | undefined;
+    let spawned: WhProcess | undefined;
     const server = await startRecordingServer({
       replies: (_request, index) => {
         if (index + 1 === events.length) spawned?.child.kill("SIGINT");
@@ -155,7 +156,7 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
       },
     });
     servers.push(server);
-    spawned = startWh(["replay", "-", "--url", server.url], { cwd: dir, keepStdinOpen: true, input: events.map((event) => `${event.line}\n`).join("") });
+    spawned = spawnSigned(["replay", "-", "--url", server.url], { cwd: dir, keepStdinOpen: true, input: events.map((event) => `${event.line}\n`).join("") });
     // The producer never ends its output (like `tail -f`): only if wh has not stopped reading by
     // then does the test close stdin itself, so a broken wh cannot hang the suite.
     let stdinClosedByTest = false;

@@ -1,23 +1,14 @@
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/adapters/journal.js";
-import { startRecordingServer, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
-import { bodyOf, countByMessageId, exists, hmacHex, makeWorkDir, manyEvents, messageIdOf, readNdjson, removeWorkDirs, runWh, SECRET, trackLine } from "./replay-helpers.js";
+import { closedAfterEach } from "../helpers/recording-server.js";
+import { bodyOf, countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, SECRET, trackLine } from "./replay-helpers.js";
+import { hmacHex, makeTempDir, removeTempDirs } from "./run-wh.js";
 
-const servers: RecordingServer[] = [];
+const receiver = closedAfterEach();
 
-async function receiver(options: RecordingServerOptions = {}): Promise<RecordingServer> {
-  const server = await startRecordingServer(options);
-  servers.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-afterAll(removeWorkDirs);
+afterAll(removeTempDirs);
 
 function stdoutRecords(stdout: string): Record<string, unknown>[] {
   return stdout
@@ -32,7 +23,7 @@ function expectNoSecret(...texts: string[]): void {
 
 describe("wh replay: order and concurrency", () => {
   it("keeps each user's events in file order under --concurrency 16 while some users answer slowly", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(200, 10);
     await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
     const slowUsers = new Set(["user-3", "user-7"]);
@@ -43,7 +34,7 @@ describe("wh replay: order and concurrency", () => {
       },
     });
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--concurrency", "16"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--concurrency", "16"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     const counts = countByMessageId(server.requests);
@@ -58,12 +49,12 @@ describe("wh replay: order and concurrency", () => {
   });
 
   it("delivers every event exactly once with --ordered none", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(200, 10);
     await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
     const server = await receiver({ replies: (request) => (bodyOf(request).userId === "user-3" ? { status: 200, delayMs: 30 } : 200) });
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--concurrency", "16", "--ordered", "none"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--concurrency", "16", "--ordered", "none"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     const counts = countByMessageId(server.requests);
@@ -74,7 +65,7 @@ describe("wh replay: order and concurrency", () => {
 
 describe("wh replay: invalid lines and failures", () => {
   it("delivers the valid lines, dead-letters each invalid line with its line number and reason, and exits 1", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const big = JSON.stringify({ type: "track", userId: "u-big", event: "Big", properties: { blob: "x".repeat(33_000) } });
     const input = [
       trackLine("u1", "ok-1"), // 1
@@ -90,7 +81,7 @@ describe("wh replay: invalid lines and failures", () => {
     await writeFile(join(dir, "events.ndjson"), `${input.join("\n")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(1);
     expect(server.requests.map(messageIdOf)).toEqual(["ok-1", "ok-2", "ok-3"]);
@@ -111,12 +102,12 @@ describe("wh replay: invalid lines and failures", () => {
   });
 
   it("dead-letters every event with its URL's last status 500 once the retry window closes, and exits 1", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(5, 5);
     await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
     const server = await receiver({ replies: [500] });
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--retry-window", "1s"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--retry-window", "1s"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(1);
     const deadLetters = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
@@ -133,12 +124,12 @@ describe("wh replay: invalid lines and failures", () => {
   });
 
   it("fails an event answered 404 at once, without retrying, and dead-letters it", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(3, 3);
     await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
     const server = await receiver({ replies: [404] });
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(1);
     expect(server.requests.map(messageIdOf).sort()).toEqual(events.map((event) => event.messageId));
@@ -151,11 +142,11 @@ describe("wh replay: invalid lines and failures", () => {
   });
 
   it("writes failures to the file --dead-letter names", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\nnope\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--dead-letter", "bad.ndjson"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--dead-letter", "bad.ndjson"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(1);
     expect((await readNdjson(join(dir, "bad.ndjson"))).map((record) => record.line)).toEqual([2]);
@@ -165,11 +156,11 @@ describe("wh replay: invalid lines and failures", () => {
 
 describe("wh replay: standard input", () => {
   it("delivers every line fed on standard input with -", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const events = manyEvents(50, 5);
     const server = await receiver();
 
-    const result = await runWh(["replay", "-", "--url", server.url], { cwd: dir, input: events.map((event) => `${event.line}\n`).join("") });
+    const result = await runSigned(["replay", "-", "--url", server.url], { cwd: dir, input: events.map((event) => `${event.line}\n`).join("") });
 
     expect(result.code, result.stderr).toBe(0);
     const counts = countByMessageId(server.requests);
@@ -178,11 +169,11 @@ describe("wh replay: standard input", () => {
   });
 
   it("writes invalid standard-input lines to wh-failed.ndjson in the working directory", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const server = await receiver();
     const input = `${trackLine("u1", "m1")}\n[1, 2\n${trackLine("u1", "m2")}\n`;
 
-    const result = await runWh(["replay", "-", "--url", server.url], { cwd: dir, input });
+    const result = await runSigned(["replay", "-", "--url", server.url], { cwd: dir, input });
 
     expect(result.code, result.stderr).toBe(1);
     expect(server.requests.map(messageIdOf)).toEqual(["m1", "m2"]);
@@ -194,12 +185,12 @@ describe("wh replay: standard input", () => {
 
 describe("wh replay --dry-run", () => {
   it("sends nothing and prints each body with its headers and X-Signature, writing no journal or dead-letter file", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const input = [trackLine("u1", "m1"), JSON.stringify({ type: "identify", userId: "u2", traits: { plan: "pro", name: "Zoë" }, messageId: "m2", timestamp: "2026-11-21T09:30:08.276Z" })];
     await writeFile(join(dir, "events.ndjson"), `${input.join("\n")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--dry-run"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--dry-run"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(0);
@@ -216,11 +207,11 @@ describe("wh replay --dry-run", () => {
   });
 
   it("prints the same body and signature as JSON records with --json", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--dry-run", "--json"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--dry-run", "--json"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(0);
@@ -234,7 +225,7 @@ describe("wh replay --dry-run", () => {
 
 describe("wh replay --json", () => {
   it("prints one parseable record per event line and a final summary, and nothing else on stdout", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const input = [
       trackLine("u-ok", "ok-1"), // 1 delivered
       trackLine("u-bad", "bad-1"), // 2 failed (404)
@@ -246,7 +237,7 @@ describe("wh replay --json", () => {
     await writeFile(join(dir, "events.ndjson"), `${input.join("\n")}\n`);
     const server = await receiver({ replies: (request) => (bodyOf(request).userId === "u-bad" ? 404 : 200) });
 
-    const result = await runWh(["--json", "replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    const result = await runSigned(["--json", "replay", "events.ndjson", "--url", server.url], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(1);
     expect(result.stdout.endsWith("\n")).toBe(true);
@@ -262,7 +253,7 @@ describe("wh replay --json", () => {
   });
 
   it("skips events whose integrations turn Webhooks off, sends nothing for them and exits 0", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     const input = [
       trackLine("u1", "m1"),
       trackLine("u1", "m2", { integrations: { Webhooks: false } }),
@@ -272,7 +263,7 @@ describe("wh replay --json", () => {
     await writeFile(join(dir, "events.ndjson"), `${input.join("\n")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--json"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--json"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests.map(messageIdOf)).toEqual(["m1", "m4"]);
@@ -291,7 +282,7 @@ describe("wh replay --json", () => {
 
 describe("wh replay of an outbound capture", () => {
   it("sends the exact bytes of lines already in the outbound shape", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     // Key order, spacing and escapes a re-serialisation would change.
     const captured = [
       '{"version":1,"type":"track","userId":"u1","event":"Order Completed","properties":{"total":1.50,"note":"caf\\u00e9"},"messageId":"cap-1","timestamp":"2026-11-21T09:30:08.276Z"}',
@@ -301,7 +292,7 @@ describe("wh replay of an outbound capture", () => {
     await writeFile(join(dir, "captured.ndjson"), `${captured.join("\n")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "captured.ndjson", "--url", server.url, "--concurrency", "1"], { cwd: dir });
+    const result = await runSigned(["replay", "captured.ndjson", "--url", server.url, "--concurrency", "1"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests.map((request) => request.body.toString("utf8"))).toEqual(captured);
@@ -311,8 +302,8 @@ describe("wh replay of an outbound capture", () => {
 
 describe("wh replay: bad usage", () => {
   it("exits 2 naming the file when the input does not exist", async () => {
-    const dir = await makeWorkDir();
-    const result = await runWh(["replay", "missing-events.ndjson", "--url", "http://127.0.0.1:9/hook"], { cwd: dir });
+    const dir = await makeTempDir();
+    const result = await runSigned(["replay", "missing-events.ndjson", "--url", "http://127.0.0.1:9/hook"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("missing-events.ndjson");
   });
@@ -322,11 +313,11 @@ describe("wh replay: bad usage", () => {
     ["--ordered bogus", ["--ordered", "bogus"], /--ordered/],
     ["--rate abc", ["--rate", "abc"], /--rate/],
   ])("exits 2 on %s and sends nothing", async (_name, flags, message) => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, ...flags], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, ...flags], { cwd: dir });
 
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
@@ -334,14 +325,14 @@ describe("wh replay: bad usage", () => {
   });
 
   it("exits 2 on --resume with a journal that belongs to another input, and sends nothing", async () => {
-    const dir = await makeWorkDir();
+    const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
     const opened = await Journal.open(join(dir, "events.ndjson.wh-journal"), join(dir, "other.ndjson"), false);
     opened.journal.markFinished(1);
     await opened.journal.close(false);
     const server = await receiver();
 
-    const result = await runWh(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
 
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/another input/);

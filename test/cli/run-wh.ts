@@ -18,6 +18,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** Default: a fresh empty temporary directory, so no stray config file is found. */
   cwd?: string;
+  /** Leave stdin open (after writing `input`) for the test to write to and end through `child.stdin`. */
+  keepStdinOpen?: boolean;
 }
 
 export interface RunResult {
@@ -75,8 +77,12 @@ export interface WhProcess {
 
 /** Starts `node bin/wh.js ...args` without waiting for it; for long-running commands like listen. */
 export async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess> {
-  const cwd = options.cwd ?? (await makeTempDir());
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  return spawnWh(args, { ...options, cwd: options.cwd ?? (await makeTempDir()) });
+}
+
+/** startWh in a given directory, synchronously: the process exists when this returns. */
+export function spawnWh(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   const listeners = new Set<() => void>();
@@ -93,7 +99,9 @@ export async function startWh(args: readonly string[], options: RunOptions = {})
   child.stdin.on("error", () => {
     // wh may exit before reading its input (a usage error): that is not the test's failure.
   });
-  if (options.input === undefined) child.stdin.end();
+  if (options.keepStdinOpen === true) {
+    if (options.input !== undefined) child.stdin.write(options.input);
+  } else if (options.input === undefined) child.stdin.end();
   else child.stdin.end(options.input);
   let closed = false;
   const waitFor = (read: () => string, predicate: (text: string) => boolean): Promise<string> =>

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startRecordingServer, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRecordingServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
 import { hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh } from "./run-wh.js";
 
 const SECRET = "s3cret-send";
@@ -11,14 +11,7 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let server: RecordingServer;
 
 /** A fresh recording server for each test of the describe block that calls this. */
-function useServer(): void {
-  beforeEach(async () => {
-    server = await startRecordingServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
-}
+const useServer = (): void => serverForEachTest((started) => (server = started));
 
 afterAll(removeTempDirs);
 

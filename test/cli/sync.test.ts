@@ -1,7 +1,7 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { closedAfterEach, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
 import { hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh, type RunResult } from "./run-wh.js";
 
 const SECRET = "s3cret-sync";
@@ -12,17 +12,7 @@ const LTV_TRAIT = "lifetime_value";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const servers: RecordingServer[] = [];
-
-async function receiver(options: RecordingServerOptions = {}): Promise<RecordingServer> {
-  const server = await startRecordingServer(options);
-  servers.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const receiver = closedAfterEach();
 afterAll(removeTempDirs);
 
 interface Identify {

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import { afterEach, beforeEach } from "vitest";
 import type { AddressInfo } from "node:net";
 
 export interface RecordedRequest {
@@ -71,4 +72,32 @@ export async function startRecordingServer(options: RecordingServerOptions = {})
       await closed;
     },
   };
+}
+
+/**
+ * Registers an afterEach that closes every server the returned function started: call it at
+ * the top of a test file (or describe block) and start servers with it in the tests.
+ */
+export function closedAfterEach(): (options?: RecordingServerOptions) => Promise<RecordingServer> {
+  const servers: RecordingServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return async (options = {}) => {
+    const server = await startRecordingServer(options);
+    servers.push(server);
+    return server;
+  };
+}
+
+/** A fresh recording server before each test (handed to `use`), closed after it. */
+export function serverForEachTest(use: (server: RecordingServer) => void): void {
+  let current: RecordingServer | undefined;
+  beforeEach(async () => {
+    current = await startRecordingServer();
+    use(current);
+  });
+  afterEach(async () => {
+    await current?.close();
+  });
 }
