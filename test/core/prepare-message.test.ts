@@ -154,7 +154,7 @@ describe("prepareMessage: validation", () => {
     [
       "a numeric event and array properties",
       { type: "track", userId: "u1", event: 5, properties: [] },
-      "event: Invalid input: expected string, received number; properties: Invalid input: expected record, received array",
+      "event: Invalid input: expected string, received number; properties: Invalid input: expected object, received array",
     ],
     ["an empty messageId", { type: "track", userId: "u1", event: "E", messageId: "" }, "messageId: Too small: expected string to have >=1 characters"],
     ["a page whose properties.url is not a string", { type: "page", userId: "u1", properties: { url: 5 } }, "properties.url: Invalid input: expected string, received number"],
