@@ -8,13 +8,94 @@ export interface UndiciTransportOptions {
   ca?: readonly string[] | undefined;
 }
 
-/** undici's original handler interface (still what its request() implements). */
-interface LegacyHandler {
-  onConnect(abort: (reason: Error) => void): void;
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
-  onData(chunk: Buffer): boolean;
-  onComplete(trailers: Buffer[] | null): void;
-  onError(error: Error): void;
+export interface ClosableTransport extends HttpTransport {
+  close(): Promise<void>;
+}
+
+/**
+ * Posts with undici: no redirects followed, the whole response within the timeout, certificates
+ * always verified. Expected failures come back as values with a code, never as throws.
+ *
+ * Built for replay's hot path, after profiling: `dispatch` with undici's raw handler interface
+ * (the one its own request() implements: no body stream, no header parsing per response), one
+ * handler object per request, and one deadline sweeper and one abort listener per transport
+ * instead of a timer, an AbortController and a listener per request.
+ */
+export function createUndiciTransport(options: UndiciTransportOptions = {}): ClosableTransport {
+  const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...rootCertificates, ...options.ca];
+  const agent = new Agent({ connect: ca === undefined ? {} : { ca } });
+  const inFlight = new InFlightRequests();
+  const targets = new WeakMap<URL, { origin: string; path: string }>();
+  return {
+    post(url, headers, body, { signal, timeoutMs }): Promise<TransportResult> {
+      if (signal.aborted) return Promise.resolve(ABORTED);
+      let target = targets.get(url);
+      if (target === undefined) {
+        target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+        targets.set(url, target);
+      }
+      const { origin, path } = target;
+      return new Promise<TransportResult>((resolve) => {
+        const handler = new PostHandler(resolve, inFlight, signal, timeoutMs);
+        inFlight.add(handler);
+        agent.dispatch({ origin, path, method: "POST", headers, body }, handler as unknown as Dispatcher.DispatchHandler);
+      });
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** One request under way: undici's handler, and what the sweeper and the abort listener stop. */
+class PostHandler {
+  readonly deadlineMs: number;
+  stopped: TransportResult | undefined;
+  private abortRequest: ((reason: Error) => void) | undefined;
+  private status = 0;
+  private retryAfter: string | undefined;
+
+  constructor(
+    private readonly resolve: (result: TransportResult) => void,
+    private readonly inFlight: InFlightRequests,
+    readonly signal: AbortSignal,
+    readonly timeoutMs: number,
+  ) {
+    this.deadlineMs = Date.now() + timeoutMs;
+  }
+
+  stop(result: TransportResult): void {
+    if (this.stopped !== undefined) return;
+    this.stopped = result;
+    this.abortRequest?.(new Error(result.kind === "error" ? result.message : "stopped"));
+  }
+
+  onConnect(abort: (reason: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.stopped !== undefined) abort(new Error("stopped"));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.status = statusCode;
+    if (statusCode < 200 || statusCode >= 300) this.retryAfter = findHeader(rawHeaders, "retry-after");
+    return true;
+  }
+
+  onData(): boolean {
+    // The answer's body is read and dropped: only the status counts.
+    return true;
+  }
+
+  onComplete(): void {
+    this.settle(this.stopped ?? { kind: "response", status: this.status, retryAfter: this.retryAfter });
+  }
+
+  onError(error: Error): void {
+    this.settle(this.stopped ?? describeError(error));
+  }
+
+  private settle(result: TransportResult): void {
+    this.inFlight.remove(this);
+    this.resolve(result);
+  }
 }
 
 /** A header's value from undici's raw [name, value, name, value, …] list. */
@@ -25,82 +106,6 @@ function findHeader(rawHeaders: readonly Buffer[], name: string): string | undef
   return undefined;
 }
 
-export interface ClosableTransport extends HttpTransport {
-  close(): Promise<void>;
-}
-
-/**
- * Posts with undici: no redirects followed, the whole response within the timeout, certificates
- * always verified. Expected failures come back as values with a code, never as throws.
- * Built on `dispatch` rather than `request` (no body stream per request), with one timer and one
- * abort listener per transport instead of one per request: per-request timers, AbortControllers
- * and listeners were most of the per-event cost of `wh replay` (measured with --cpu-prof).
- */
-export function createUndiciTransport(options: UndiciTransportOptions = {}): ClosableTransport {
-  const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...rootCertificates, ...options.ca];
-  const agent = new Agent({ connect: ca === undefined ? {} : { ca } });
-  const inFlight = new InFlightRequests();
-  return {
-    post(url, headers, body, { signal, timeoutMs }): Promise<TransportResult> {
-      if (signal.aborted) return Promise.resolve(ABORTED);
-      return new Promise<TransportResult>((resolve) => {
-        let abortRequest: ((reason: Error) => void) | undefined;
-        let status = 0;
-        let retryAfter: string | undefined;
-        const request: InFlightRequest = {
-          deadlineMs: Date.now() + timeoutMs,
-          timeoutMs,
-          signal,
-          stopped: undefined,
-          stop(result) {
-            if (request.stopped !== undefined) return;
-            request.stopped = result;
-            abortRequest?.(new Error(result.kind === "error" ? result.message : "stopped"));
-          },
-        };
-        const settle = (result: TransportResult): void => {
-          inFlight.remove(request);
-          resolve(result);
-        };
-        inFlight.add(request);
-        // The handler interface undici's own request() uses: raw headers, no adapter object and
-        // no header parsing per response (the onRequestStart/onResponseStart form wraps both).
-        const handler: LegacyHandler = {
-          onConnect(abort) {
-            abortRequest = abort;
-            if (request.stopped !== undefined) abort(new Error("stopped"));
-          },
-          onHeaders(statusCode, rawHeaders) {
-            status = statusCode;
-            if (statusCode < 200 || statusCode >= 300) retryAfter = findHeader(rawHeaders, "retry-after");
-            return true;
-          },
-          onData() {
-            // The answer's body is read and dropped: only the status counts.
-            return true;
-          },
-          onComplete() {
-            settle(request.stopped ?? { kind: "response", status, retryAfter });
-          },
-          onError(error) {
-            settle(request.stopped ?? describeError(error));
-          },
-        };
-        agent.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method: "POST", headers, body }, handler as Dispatcher.DispatchHandler);
-      });
-    },
-    close: () => agent.close(),
-  };
-}
-
-interface InFlightRequest {
-  deadlineMs: number;
-  timeoutMs: number;
-  signal: AbortSignal;
-  stopped: TransportResult | undefined;
-  stop(result: TransportResult): void;
-}
-
 /** How often deadlines are checked: a timeout fires at most this late. */
 const SWEEP_EVERY_MS = 25;
 
@@ -109,15 +114,15 @@ const SWEEP_EVERY_MS = 25;
  * per abort signal stops those the caller cancels.
  */
 class InFlightRequests {
-  private readonly requests = new Set<InFlightRequest>();
-  private readonly bySignal = new Map<AbortSignal, { requests: Set<InFlightRequest>; onAbort: () => void }>();
+  private readonly requests = new Set<PostHandler>();
+  private readonly bySignal = new Map<AbortSignal, { requests: Set<PostHandler>; onAbort: () => void }>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  add(request: InFlightRequest): void {
+  add(request: PostHandler): void {
     this.requests.add(request);
     let group = this.bySignal.get(request.signal);
     if (group === undefined) {
-      const requests = new Set<InFlightRequest>();
+      const requests = new Set<PostHandler>();
       const onAbort = (): void => {
         for (const each of requests) each.stop(ABORTED);
       };
@@ -129,7 +134,7 @@ class InFlightRequests {
     this.sweeper ??= setInterval(() => this.sweep(), SWEEP_EVERY_MS);
   }
 
-  remove(request: InFlightRequest): void {
+  remove(request: PostHandler): void {
     this.requests.delete(request);
     const group = this.bySignal.get(request.signal);
     if (group !== undefined) {

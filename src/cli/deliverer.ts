@@ -3,6 +3,7 @@ import { systemClock } from "../adapters/system-clock.js";
 import { createUndiciTransport } from "../adapters/undici-transport.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
 import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
+import type { Clock } from "../core/clock.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
 import { USER_AGENT } from "../version.js";
 
@@ -14,18 +15,36 @@ export interface DeliverCallOptions {
 /** The delivery engine wired to the real network and clock, for one command run. */
 export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
+  /** Deliveries now waiting to retry a URL. */
+  readonly retrying: number;
   close(): Promise<void>;
 }
 
 export async function createDeliverer(settings: DeliverySettings): Promise<Deliverer> {
   const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles) });
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs };
+  let retrying = 0;
+  // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.
+  const clock: Clock = {
+    now: systemClock.now,
+    async sleep(ms, signal) {
+      retrying += 1;
+      try {
+        await systemClock.sleep(ms, signal);
+      } finally {
+        retrying -= 1;
+      }
+    },
+  };
   return {
+    get retrying() {
+      return retrying;
+    },
     deliver: (body, destination, options = {}) =>
       deliverMessage(body, {
         targets: destination.targets,
         transport,
-        clock: systemClock,
+        clock,
         policy,
         timeoutMs: settings.timeoutMs,
         userAgent: USER_AGENT,

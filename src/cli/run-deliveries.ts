@@ -69,7 +69,6 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   const { output, journal, deadLetter } = options;
   const startedAt = Date.now();
   const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: 0 };
-  const retrying = new Set<number>();
   const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(256, options.concurrency * 4) });
   const hardStop = new AbortController();
   // Every delivery in flight listens to this one signal.
@@ -115,7 +114,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     });
   };
 
-  const progress = startProgress(output, counts, retrying, startedAt);
+  const progress = startProgress(output, counts, () => options.deliverer?.retrying ?? 0, startedAt);
   let nextStartAt = Date.now();
   try {
     reading: for await (const batch of jobs) {
@@ -147,14 +146,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         }
         const deliverer = options.deliverer;
         const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
-          const report = await deliverer.deliver(prepared.message.body, options.destination, {
-            signal: hardStop.signal,
-            onEvent: (event) => {
-              if (event.type === "retry") retrying.add(job.number);
-              else if (event.type === "attempt") retrying.delete(job.number);
-            },
-          });
-          retrying.delete(job.number);
+          const report = await deliverer.deliver(prepared.message.body, options.destination, { signal: hardStop.signal });
           if (report.outcome === "delivered") finish(job, "delivered", report);
           else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
           else finish(job, "interrupted", report);
@@ -221,11 +213,11 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. */
-function startProgress(output: Output, counts: { delivered: number; failed: number; invalid: number }, retrying: Set<number>, startedAt: number): { stop(): void } {
+function startProgress(output: Output, counts: { delivered: number; failed: number; invalid: number }, retrying: () => number, startedAt: number): { stop(): void } {
   const describe = (): string => {
     const elapsedMs = Date.now() - startedAt;
     const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
-    return `sent ${counts.delivered} · retrying ${retrying.size} · failed ${counts.failed} · invalid ${counts.invalid} · ${rate} events/s · ${formatDurationMs(elapsedMs)}`;
+    return `sent ${counts.delivered} · retrying ${retrying()} · failed ${counts.failed} · invalid ${counts.invalid} · ${rate} events/s · ${formatDurationMs(elapsedMs)}`;
   };
   if (output.quiet) return { stop: () => undefined };
   const interactive = output.interactive;

@@ -69,6 +69,17 @@ export function buildRequestHeaders(body: Uint8Array, userAgent: string, sharedS
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/** The URL as reports show it (password masked), worked out once per URL object. */
+const urlLabels = new WeakMap<URL, string>();
+function urlLabel(url: URL): string {
+  let label = urlLabels.get(url);
+  if (label === undefined) {
+    label = redactUrl(url);
+    urlLabels.set(url, label);
+  }
+  return label;
+}
+
 /**
  * Posts one message to every URL at once and retries each URL on its own schedule. The message
  * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
@@ -123,7 +134,7 @@ async function deliverToTarget(
   signal: AbortSignal,
 ): Promise<TargetReport> {
   const { clock, onEvent } = options;
-  const url = redactUrl(target.url);
+  const url = urlLabel(target.url);
   const headers = Object.keys(target.headers).length === 0 ? baseHeaders : { ...baseHeaders, ...target.headers };
   const random = options.random ?? Math.random;
   const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
@@ -137,10 +148,14 @@ async function deliverToTarget(
     report.last = outcome;
     const nowMs = clock.now();
     onEvent?.({ type: "response", url, attempt: report.attempts, outcome, durationMs: nowMs - sentAtMs });
+    if (outcome.kind === "response" && outcome.status >= 200 && outcome.status < 300) {
+      report.result = "delivered";
+      onEvent?.({ type: "delivered", url, attempt: report.attempts });
+      return report;
+    }
     const decision = decideRetry({ outcome, attempt: report.attempts, firstAttemptAtMs, nowMs, random: random() }, options.policy);
     if (decision.action === "done") {
-      report.result = decision.classification === "success" ? "delivered" : "failed";
-      if (report.result === "delivered") onEvent?.({ type: "delivered", url, attempt: report.attempts });
+      report.result = "failed";
       return report;
     }
     if (decision.action === "give-up") {
