@@ -10,7 +10,7 @@ import type { Output } from "./render.js";
  * header values masked, never the secret) and the exact body bytes with the signature over them.
  */
 export function printDryRun(output: Output, body: string, destination: Destination, context: Record<string, unknown> = {}): void {
-  const headers = buildRequestHeaders(Buffer.from(body), USER_AGENT, destination.sharedSecret);
+  const headers = buildRequestHeaders(body, USER_AGENT, destination.sharedSecret);
   for (const target of destination.targets) {
     const shown: Record<string, string> = { ...headers };
     for (const [name, value] of Object.entries(target.headers)) shown[name] = redactHeaderValue(name, value);
