@@ -1,4 +1,3 @@
-import { CommanderError } from "commander";
 import { WhError } from "../core/errors.js";
 import type { CliIo } from "./io.js";
 import { runCli } from "./program.js";
@@ -46,9 +45,10 @@ async function main(): Promise<void> {
 }
 
 function reportError(error: unknown, io: CliIo): number {
-  if (error instanceof CommanderError) {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.startsWith("commander.")) {
     // commander has printed the message (or the help) already.
-    return error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
+    return (error as { exitCode?: unknown }).exitCode === 0 || code === "commander.helpDisplayed" || code === "commander.version" ? 0 : 2;
   }
   if (error instanceof WhError) {
     io.stderr.write(`wh: ${error.message}\n`);

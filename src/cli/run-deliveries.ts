@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { AppendFile } from "../adapters/append-file.js";
+import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import type { Journal } from "../adapters/journal.js";
 import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
@@ -67,6 +68,7 @@ const PROGRESS_EVERY_MS = 5_000;
  */
 export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>, options: RunOptions): Promise<RunSummary> {
   const { output, journal, deadLetter } = options;
+  limitHeapGrowth();
   const startedAt = Date.now();
   const counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: 0 };
   const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(256, options.concurrency * 4) });

@@ -28,6 +28,22 @@ export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.Proce
   return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, origin: "WH_SHARED_SECRET" };
 }
 
+/**
+ * The shared secret for sign and verify: --secret, --secret-file, WH_SHARED_SECRET, then the
+ * config file's sharedSecret (or that of --source), loaded only when the others are absent so
+ * that these commands start without cosmiconfig and zod.
+ */
+export async function requireSecret(flags: SecretFlags & { config?: string | undefined; source?: string | undefined }, env: NodeJS.ProcessEnv, cwd: string): Promise<string> {
+  const found = await secretFromFlagsOrEnv(flags, env);
+  if (found !== undefined) return found.value;
+  const { loadConfig } = await import("./load.js");
+  const { config } = await loadConfig(cwd, flags.config);
+  const { chooseSources } = await import("./resolve.js");
+  const secret = config.sources === undefined && flags.source === undefined ? config.sharedSecret : chooseSources(config, flags.source, "one")[0]?.sharedSecret;
+  if (secret !== undefined) return secret;
+  throw new UsageError("no shared secret", { hint: "pass --secret-file FILE or set WH_SHARED_SECRET (or --secret, which other users can see in the process list)" });
+}
+
 /** Reads a secret file; one trailing newline (as editors write) is not part of the secret. */
 async function readSecretFile(path: string): Promise<string> {
   let text: string;

@@ -1,7 +1,7 @@
 import { readInput } from "../../adapters/read-input.js";
 import { signBody } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { requireSecret } from "../secret.js";
+import { requireSecret } from "../../config/secret.js";
 
 export interface SignFlags {
   secret?: string;
@@ -11,7 +11,7 @@ export interface SignFlags {
 
 /** `wh sign [FILE|-]`: prints the X-Signature of the body's exact bytes. */
 export async function runSign(file: string | undefined, flags: SignFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const secret = await requireSecret(flags, io);
+  const secret = await requireSecret(flags, io.env, io.cwd);
   const body = await readInput(file, io.stdin, "body");
   const signature = signBody(secret, body);
   io.stdout.write(globals.json === true ? `${JSON.stringify({ signature, bytes: body.length })}\n` : `${signature}\n`);

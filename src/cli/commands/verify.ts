@@ -1,7 +1,7 @@
 import { readInput } from "../../adapters/read-input.js";
 import { verifySignature } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { requireSecret } from "../secret.js";
+import { requireSecret } from "../../config/secret.js";
 
 export interface VerifyFlags {
   secret?: string;
@@ -13,7 +13,7 @@ export interface VerifyFlags {
 
 /** `wh verify --signature HEX [FILE|-]`: exit 0 on a match, 1 on a mismatch or a malformed signature. */
 export async function runVerify(file: string | undefined, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const secret = await requireSecret(flags, io);
+  const secret = await requireSecret(flags, io.env, io.cwd);
   const body = await readInput(file, io.stdin, "body");
   const result = verifySignature(secret, body, flags.signature);
   let explanation: string | undefined;
