@@ -43,3 +43,16 @@ describe("normalizeTimestamp", () => {
     expect(normalizeTimestamp(input)).toBeUndefined();
   });
 });
+
+describe("normalizeTimestamp on the canonical form", () => {
+  it.each(["2024-02-29T00:00:00.000Z", "2026-12-31T23:59:59.999Z", "2000-02-29T12:00:00.000Z"])("keeps %s as it is", (input) => {
+    expect(normalizeTimestamp(input)).toBe(input);
+  });
+
+  it.each(["2026-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2026-11-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z", "2026-11-00T00:00:00.000Z", "2026-11-21T24:00:00.000Z", "2026-11-21T23:60:00.000Z", "2026-11-21T23:59:60.000Z"])(
+    "refuses %s, which looks canonical but names no real time",
+    (input) => {
+      expect(normalizeTimestamp(input)).toBeUndefined();
+    },
+  );
+});

@@ -10,7 +10,7 @@ const ISO_8601 =
  */
 export function normalizeTimestamp(text: string): string | undefined {
   // Most inputs are already in the canonical form (captures, exports): keep them as they are.
-  if (CANONICAL.test(text) && new Date(text).toISOString() === text) return text;
+  if (isCanonical(text)) return text;
   const match = ISO_8601.exec(text.trim());
   if (match === null) return undefined;
   const [, year, month, day, hour = "00", minute = "00", second = "00", fraction = "", zone = "Z"] = match;
@@ -27,4 +27,17 @@ export function normalizeTimestamp(text: string): string | undefined {
 function normalizeOffset(zone: string): string {
   const digits = zone.slice(1).replace(":", "");
   return `${zone[0]}${digits.slice(0, 2)}:${digits.slice(2, 4) || "00"}`;
+}
+
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ` naming a real instant, checked without building a Date (replay's hot path). */
+function isCanonical(text: string): boolean {
+  if (!CANONICAL.test(text)) return false;
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && !leap ? 28 : (DAYS_IN_MONTH[month - 1] ?? 0);
+  return day >= 1 && day <= days && Number(text.slice(11, 13)) <= 23 && Number(text.slice(14, 16)) <= 59 && Number(text.slice(17, 19)) <= 59;
 }
