@@ -109,7 +109,7 @@ export function chooseSources(config: WhConfig, name: string | undefined, select
 }
 
 /** `--header 'Name: value'` (repeatable) into a map; names and values are checked with the config's rules. */
-export function parseHeaderFlags(values: readonly string[]): Record<string, string> {
+function parseHeaderFlags(values: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const value of values) {
     const colon = value.indexOf(":");

@@ -47,10 +47,3 @@ export class InputError extends WhError {
     super("E_INPUT", message, 2, options);
   }
 }
-
-/** The user asked us to stop (Ctrl-C): exit 130, after saving what is needed to resume. */
-export class InterruptedError extends WhError {
-  constructor(message = "interrupted", options: WhErrorOptions = {}) {
-    super("E_INTERRUPTED", message, 130, options);
-  }
-}
