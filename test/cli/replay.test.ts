@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/adapters/journal.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { bodyOf, countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, SECRET, trackLine } from "./replay-helpers.js";
+import { bodyOf, countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, SECRET, spawnSigned, trackLine } from "./replay-helpers.js";
 import { hmacHex, makeTempDir, removeTempDirs } from "./run-wh.js";
 
 const receiver = closedAfterEach();
@@ -60,6 +60,21 @@ describe("wh replay: order and concurrency", () => {
     const counts = countByMessageId(server.requests);
     expect([...counts.keys()].sort()).toEqual(events.map((event) => event.messageId));
     expect([...counts.values()].every((count) => count === 1)).toBe(true);
+  });
+});
+
+describe("wh replay --rate", () => {
+  it("starts no more events per second than --rate allows", async () => {
+    const server = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), `${manyEvents(11, 11).map((event) => event.line).join("\n")}\n`);
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--rate", "20"], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests).toHaveLength(11);
+    // Eleven starts at 20 per second are ten gaps of 50 ms: the last comes at least ~500 ms after the first.
+    const first = server.requests[0]?.at ?? 0;
+    const last = server.requests[10]?.at ?? 0;
+    expect(last - first).toBeGreaterThanOrEqual(450);
   });
 });
 
@@ -151,6 +166,31 @@ describe("wh replay: invalid lines and failures", () => {
     expect(result.code, result.stderr).toBe(1);
     expect((await readNdjson(join(dir, "bad.ndjson"))).map((record) => record.line)).toEqual([2]);
     expect(await exists(join(dir, "events.ndjson.failed.ndjson"))).toBe(false);
+  });
+});
+
+describe("wh replay: a second Ctrl-C", () => {
+  it("exits 130 at once, without waiting for deliveries in flight, and keeps the journal", async () => {
+    let wh: ReturnType<typeof spawnSigned> | undefined;
+    const server = await receiver({
+      replies: (_request, index) => {
+        if (index === 0) {
+          // Both signals while the first delivery hangs: the first asks for a clean stop (which
+          // would wait up to 5 s for the delivery in flight), the second ends the process.
+          wh?.child.kill("SIGINT");
+          setTimeout(() => wh?.child.kill("SIGINT"), 200);
+        }
+        return "hang";
+      },
+    });
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), `${manyEvents(5, 5).map((event) => event.line).join("\n")}\n`);
+    wh = spawnSigned(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
+    const result = await wh.exited;
+    expect(result.code, result.stderr).toBe(130);
+    // The clean stop ends with a summary and how to resume; the second Ctrl-C leaves before that.
+    expect(result.stdout).not.toContain("resume with");
+    expect(await exists(join(dir, "events.ndjson.wh-journal"))).toBe(true);
   });
 });
 
