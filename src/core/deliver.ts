@@ -1,5 +1,5 @@
 import type { Clock } from "./clock.js";
-import { decideRetry, type AttemptOutcome, type RetryPolicy, type TransportErrorCode } from "./retry-policy.js";
+import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy, type TransportErrorCode } from "./retry-policy.js";
 import { redactUrl } from "./redact.js";
 import { SIGNATURE_HEADER, signBody } from "./sign.js";
 
@@ -94,38 +94,41 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // UTF-16, so the encoding has no choices to make).
   const headers = buildRequestHeaders(body, options.userAgent, options.sharedSecret);
   const startedAtMs = clock.now();
+  const [only] = options.targets;
+  const targets =
+    options.targets.length === 1 && only !== undefined
+      ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)]
+      : await deliverToEach(body, headers, options);
+  const delivered = targets.find((target) => target.result === "delivered");
+  const report: DeliveryReport = {
+    outcome: delivered !== undefined ? "delivered" : options.signal?.aborted ? "aborted" : "failed",
+    deliveredTo: delivered?.url,
+    attempts: targets.reduce((sum, target) => sum + target.attempts, 0),
+    durationMs: clock.now() - startedAtMs,
+    targets,
+  };
+  if (report.outcome === "failed") onEvent?.({ type: "failed", report });
+  return report;
+}
+
+/**
+ * Several URLs at once: the first 2xx cancels the others. (One URL needs none of this: the
+ * caller's signal is enough, and replay saves an AbortController and its listeners per event.)
+ */
+async function deliverToEach(body: string, headers: Record<string, string>, options: DeliveryOptions): Promise<TargetReport[]> {
+  const cancel = new AbortController();
   const outer = options.signal;
-  // With one URL there is nothing to cancel on success: the caller's signal is enough, and
-  // replay saves an AbortController and its listeners per event.
-  const cancel = options.targets.length > 1 ? new AbortController() : undefined;
-  const onOuterAbort = (): void => cancel?.abort();
-  if (cancel !== undefined) {
-    outer?.addEventListener("abort", onOuterAbort, { once: true });
-    if (outer?.aborted) cancel.abort();
-  }
-  const signal = cancel?.signal ?? outer ?? NEVER_ABORTED;
+  const onOuterAbort = (): void => cancel.abort();
+  outer?.addEventListener("abort", onOuterAbort, { once: true });
+  if (outer?.aborted) cancel.abort();
   try {
-    const only = options.targets.length === 1 ? options.targets[0] : undefined;
-    const targets =
-      only !== undefined
-        ? [await deliverToTarget(only, body, headers, options, signal)]
-        : await Promise.all(
-            options.targets.map(async (target) => {
-              const report = await deliverToTarget(target, body, headers, options, signal);
-              if (report.result === "delivered") cancel?.abort();
-              return report;
-            }),
-          );
-    const delivered = targets.find((target) => target.result === "delivered");
-    const report: DeliveryReport = {
-      outcome: delivered !== undefined ? "delivered" : outer?.aborted ? "aborted" : "failed",
-      deliveredTo: delivered?.url,
-      attempts: targets.reduce((sum, target) => sum + target.attempts, 0),
-      durationMs: clock.now() - startedAtMs,
-      targets,
-    };
-    if (report.outcome === "failed") onEvent?.({ type: "failed", report });
-    return report;
+    return await Promise.all(
+      options.targets.map(async (target) => {
+        const report = await deliverToTarget(target, body, headers, options, cancel.signal);
+        if (report.result === "delivered") cancel.abort();
+        return report;
+      }),
+    );
   } finally {
     outer?.removeEventListener("abort", onOuterAbort);
   }
@@ -153,7 +156,7 @@ async function deliverToTarget(
     report.last = outcome;
     const nowMs = clock.now();
     onEvent?.({ type: "response", url, attempt: report.attempts, outcome, durationMs: nowMs - sentAtMs });
-    if (outcome.kind === "response" && outcome.status >= 200 && outcome.status < 300) {
+    if (classifyOutcome(outcome) === "success") {
       report.result = "delivered";
       onEvent?.({ type: "delivered", url, attempt: report.attempts });
       return report;
