@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
+import { systemClock } from "../adapters/system-clock.js";
 import type { Journal } from "../adapters/journal.js";
 import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
@@ -38,9 +39,8 @@ export interface RunOptions {
   ratePerSecond: number | undefined;
   journal: Journal | undefined;
   deadLetter: AppendFile | undefined;
-  /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to graceMs. */
+  /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to GRACE_MS. */
   signal: AbortSignal;
-  graceMs: number;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined) => void;
 }
@@ -60,10 +60,13 @@ export interface RunSummary {
 }
 
 const PROGRESS_EVERY_MS = 5_000;
+/** How long the first Ctrl-C lets deliveries in flight finish. */
+const GRACE_MS = 5_000;
 
 /**
- * Delivers a stream of jobs (in batches, as they are read) with bounded concurrency, each user's events in order, recording every
- * job's end (delivered, skipped, invalid or failed) in the dead-letter file and the journal.
+ * Delivers a stream of jobs (in batches, as they are read) with bounded concurrency, each user's
+ * events in order, recording every job's end (delivered, skipped, invalid or failed) in the
+ * dead-letter file and the journal.
  * Shared by `wh replay`, the demo and the audience and trait syncs.
  */
 export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>, options: RunOptions): Promise<RunSummary> {
@@ -78,7 +81,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   let graceTimer: NodeJS.Timeout | undefined;
   const onInterrupt = (): void => {
     counts.unfinished += pool.cancelWaiting();
-    graceTimer = setTimeout(() => hardStop.abort(), options.graceMs);
+    graceTimer = setTimeout(() => hardStop.abort(), GRACE_MS);
   };
   options.signal.addEventListener("abort", onInterrupt, { once: true });
 
@@ -142,7 +145,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         }
         if (options.ratePerSecond !== undefined) {
           const waitMs = nextStartAt - Date.now();
-          if (waitMs > 0) await sleepUnlessAborted(waitMs, options.signal);
+          if (waitMs > 0) await systemClock.sleep(waitMs, options.signal);
           nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
           if (options.signal.aborted) break reading;
         }
@@ -200,18 +203,6 @@ function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reaso
     at: new Date().toISOString(),
     original: job.original,
   };
-}
-
-function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. */

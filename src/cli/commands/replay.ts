@@ -25,9 +25,6 @@ export interface ReplayFlags extends DeliveryFlags {
   dryRun?: boolean;
 }
 
-/** How long the first Ctrl-C lets deliveries in flight finish. */
-const GRACE_MS = 5_000;
-
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
 export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const options = parseReplayFlags(flags);
@@ -57,7 +54,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   io.signal.addEventListener("abort", endInput, { once: true });
   let summary: RunSummary;
   try {
-    summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal, graceMs: GRACE_MS });
+    summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal });
   } finally {
     io.signal.removeEventListener("abort", endInput);
     stream.destroy();

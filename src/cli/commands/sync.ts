@@ -63,7 +63,6 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
       journal: undefined,
       deadLetter: undefined,
       signal: io.signal,
-      graceMs: 5_000,
       onOutcome: (job, outcome) => {
         if (outcome !== "delivered") return;
         const change = byNumber(job);
