@@ -94,9 +94,9 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // UTF-16, so the encoding has no choices to make).
   const headers = buildRequestHeaders(body, options.userAgent, options.sharedSecret);
   const startedAtMs = clock.now();
-  const [only] = options.targets;
+  const only = options.targets.length === 1 ? options.targets[0] : undefined;
   const targets =
-    options.targets.length === 1 && only !== undefined
+    only !== undefined
       ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)]
       : await deliverToEach(body, headers, options);
   const delivered = targets.find((target) => target.result === "delivered");
