@@ -9,11 +9,12 @@ import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
 import { UsageError } from "../../core/errors.js";
 import { prepareLine } from "../../core/message/prepare.js";
-import { createDeliverer } from "../deliverer.js";
+import { createDeliverer } from "../../engine/deliverer.js";
+import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
 import { parseIntFlag } from "../flag-values.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
-import { printRunSummary, runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../run-deliveries.js";
+import { printRunSummary, renderRun } from "../run-report.js";
 
 export interface ReplayFlags extends DeliveryFlags {
   concurrency?: string;
@@ -54,7 +55,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   io.signal.addEventListener("abort", endInput, { once: true });
   let summary: RunSummary;
   try {
-    summary = await runDeliveries(readJobs(stream), { ...options, output, deliverer, destination, journal, deadLetter, signal: io.signal });
+    summary = await runDeliveries(readJobs(stream), { ...options, ...renderRun(output, destination), deliverer, destination, journal, deadLetter, signal: io.signal });
   } finally {
     io.signal.removeEventListener("abort", endInput);
     stream.destroy();

@@ -5,11 +5,12 @@ import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { prepareMessage, type PreparedMessage } from "../../core/message/prepare.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/schema.js";
-import { createDeliverer } from "../deliverer.js";
+import { createDeliverer } from "../../engine/deliverer.js";
 import { printDryRun } from "../dry-run.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
-import { deliveryRecord, describeTargets, Output, renderDeliveryEvent } from "../render.js";
+import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
+import { Output, renderDeliveryEvent } from "../render.js";
 
 export interface SendFlags extends DeliveryFlags {
   data?: string;

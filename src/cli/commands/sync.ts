@@ -7,10 +7,11 @@ import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "
 import { InputError, UsageError } from "../../core/errors.js";
 import { prepareMessage } from "../../core/message/prepare.js";
 import { createRowParser, type RowParser } from "../../core/user-table.js";
-import { createDeliverer } from "../deliverer.js";
+import { createDeliverer } from "../../engine/deliverer.js";
+import { runDeliveries, runExitCode, type DeliveryJob } from "../../engine/run-deliveries.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
-import { printRunSummary, runDeliveries, runExitCode, type DeliveryJob } from "../run-deliveries.js";
+import { printRunSummary, renderRun } from "../run-report.js";
 import { parseReplayFlags } from "./replay.js";
 
 export interface SyncFlags extends DeliveryFlags {
@@ -54,7 +55,12 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   let summary;
   try {
     summary = await runDeliveries(changeJobs(changes, trait), {
-      output,
+      ...renderRun(output, destination, (job, outcome) => {
+        if (outcome !== "delivered") return;
+        const change = byNumber(job);
+        if (change.change === "left") state.values.delete(change.userId);
+        else state.values.set(change.userId, change.value);
+      }),
       deliverer,
       destination,
       concurrency,
@@ -63,12 +69,6 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
       journal: undefined,
       deadLetter: undefined,
       signal: io.signal,
-      onOutcome: (job, outcome) => {
-        if (outcome !== "delivered") return;
-        const change = byNumber(job);
-        if (change.change === "left") state.values.delete(change.userId);
-        else state.values.set(change.userId, change.value);
-      },
     });
   } finally {
     await deliverer?.close();

@@ -1,0 +1,81 @@
+import type { Destination } from "../config/resolve.js";
+import type { DeliveryReport } from "../core/deliver.js";
+import { deliveryRecord } from "../core/delivery-record.js";
+import { formatDurationMs } from "../core/duration.js";
+import type { DeliveryJob, JobOutcome, RunOptions, RunProgress, RunSummary } from "../engine/run-deliveries.js";
+import { printDryRun } from "./dry-run.js";
+import type { Output } from "./render.js";
+
+const PROGRESS_EVERY_MS = 5_000;
+
+/**
+ * How a command shows a run: a log line for each invalid or failed job, one --json record per
+ * job, the dry-run requests, and the progress display. `also` runs first for each outcome
+ * (a sync records what was delivered).
+ */
+export function renderRun(
+  output: Output,
+  destination: Destination,
+  also?: RunOptions["onOutcome"],
+): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress"> {
+  return {
+    onOutcome: (job, outcome, report, reason) => {
+      also?.(job, outcome, report, reason);
+      renderOutcome(output, job, outcome, report, reason);
+    },
+    onDryRun: (job, body) => printDryRun(output, body, destination, { line: job.number }),
+    startProgress: (progress) => startProgress(output, progress),
+  };
+}
+
+function renderOutcome(output: Output, job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined): void {
+  if (outcome === "interrupted") return;
+  if (outcome === "invalid" || outcome === "failed") output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${reason}`));
+  if (!output.json || outcome === "dry-run") return;
+  const message = job.prepared.ok ? job.prepared.message : undefined;
+  output.record({
+    ...(job.origin ?? { line: job.number }),
+    outcome,
+    ...(message === undefined ? {} : { type: message.type, messageId: message.messageId ?? null }),
+    ...(reason === undefined ? {} : { reason }),
+    ...(report === undefined ? {} : deliveryRecord(report)),
+  });
+}
+
+/** The closing lines of a run: counts, time and rate, then any notes (dead letters, how to resume). */
+export function printRunSummary(output: Output, summary: RunSummary, notes: Record<string, unknown>, lines: string[]): void {
+  output.record({ summary: true, ...summary, ...notes });
+  const c = output.out;
+  const parts = [
+    c.green(`${summary.delivered} delivered`),
+    `${summary.skipped} skipped by integrations`,
+    summary.invalid > 0 ? c.red(`${summary.invalid} invalid`) : "0 invalid",
+    summary.failed > 0 ? c.red(`${summary.failed} failed`) : "0 failed",
+  ];
+  if (summary.dryRun > 0) parts.unshift(`${summary.dryRun} shown (dry run, nothing sent)`);
+  if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
+  if (summary.unfinished > 0) parts.push(c.yellow(`${summary.unfinished} not finished`));
+  output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
+  for (const line of lines) output.result(line);
+}
+
+
+/** A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. */
+function startProgress(output: Output, progress: () => RunProgress): { stop(): void } {
+  const describe = (): string => {
+    const { counts, retrying, startedAt } = progress();
+    const elapsedMs = Date.now() - startedAt;
+    const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
+    return `sent ${counts.delivered} · retrying ${retrying} · failed ${counts.failed} · invalid ${counts.invalid} · ${rate} events/s · ${formatDurationMs(elapsedMs)}`;
+  };
+  if (output.quiet) return { stop: () => undefined };
+  const interactive = output.interactive;
+  const timer = setInterval(() => (interactive ? void output.spin(describe()) : output.log(describe())), interactive ? 100 : PROGRESS_EVERY_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      output.stopSpinner();
+    },
+  };
+}
