@@ -1,108 +1,212 @@
-import { readFile, rm, truncate } from "node:fs/promises";
-import { UsageError } from "../core/errors.js";
+import { closeSync, fsyncSync, renameSync, writeSync } from "node:fs";
+import { readFile, truncate } from "node:fs/promises";
+import { type OutputWriteError, UsageError } from "../core/errors.js";
+import { fnv1a32 } from "../core/hash.js";
 import { AppendFile } from "./append-file.js";
+import { acquireLock, type FileLock } from "./lock-file.js";
+import { describeOutputError, openOutputFile } from "./output-file.js";
 
-const MAGIC = "wh-replay-journal";
+const MAGIC = "wh-journal";
+const VERSION = 2;
+/** Line numbers are 32-bit: a record past that is corrupt, not a line. */
+const MAX_LINE = 0xffff_ffff;
+const RECORD = /^(\d{1,10}) ([0-9a-f]{8}) ([dsif])$/;
 
-/** A growable set of line numbers, one bit each: a million lines cost 125 KB. */
-class LineSet {
-  private bits = new Uint8Array(1024);
-  size = 0;
+/** What a journal belongs to: the command, its input and where it delivers. Never a secret. */
+export interface JournalHeader {
+  command: string;
+  /** An absolute path, or "-" for standard input. */
+  input: string;
+  destination: { fingerprint: string; description: string };
+}
 
-  add(line: number): void {
-    const byte = line >>> 3;
-    if (byte >= this.bits.length) {
-      const grown = new Uint8Array(Math.max(byte + 1, this.bits.length * 2));
-      grown.set(this.bits);
-      this.bits = grown;
-    }
-    const mask = 1 << (line & 7);
-    if (((this.bits[byte] as number) & mask) === 0) this.size += 1;
-    this.bits[byte] = (this.bits[byte] as number) | mask;
-  }
+export type FinishedOutcome = "delivered" | "skipped" | "invalid" | "failed";
+export type OutcomeCounts = Record<FinishedOutcome, number>;
 
-  has(line: number): boolean {
-    const byte = line >>> 3;
-    return byte < this.bits.length && ((this.bits[byte] as number) & (1 << (line & 7))) !== 0;
-  }
+const OUTCOME_CODES: Record<FinishedOutcome, string> = { delivered: "d", skipped: "s", invalid: "i", failed: "f" };
+const CODE_OUTCOMES: Record<string, FinishedOutcome> = { d: "delivered", s: "skipped", i: "invalid", f: "failed" };
+
+/** The finished lines of an earlier run, sorted by line number, with each line's hash. */
+export interface FinishedLines {
+  lines: Uint32Array;
+  hashes: Uint32Array;
+}
+
+/** What --resume found: nothing, an unfinished run, or a run that ended. */
+export type JournalState =
+  | { kind: "fresh" }
+  | { kind: "partial"; finished: FinishedLines; counts: OutcomeCounts }
+  | { kind: "complete"; lines: number; digest: string; counts: OutcomeCounts };
+
+/** How a finished line is recognised again on resume. */
+export function lineHash(text: string): number {
+  return fnv1a32(text);
+}
+
+export function emptyCounts(): OutcomeCounts {
+  return { delivered: 0, skipped: 0, invalid: 0, failed: 0 };
 }
 
 /**
- * Which input lines are finished (delivered, skipped, invalid or failed and dead-lettered).
- * Line numbers are appended as they finish and flushed within the same turn of the event loop,
- * so after `kill -9` only the deliveries that were in flight are sent again on `--resume`.
+ * Which input lines are finished (delivered, skipped, invalid or failed and dead-lettered), each
+ * with a hash of the line, so that --resume can tell the input is still the one it began with.
+ * Records are flushed within the same turn of the event loop, so after `kill -9` only the
+ * deliveries that were in flight are sent again. One writer at a time: a lock file beside it.
+ * A run that ends is recorded as complete (the input's digest and the counts), so a later
+ * --resume sends nothing and still reports what the run came to.
  */
 export class Journal {
   private constructor(
     private readonly file: AppendFile,
-    private readonly finished: LineSet,
+    private readonly header: JournalHeader,
+    private readonly lock: FileLock,
   ) {}
 
-  /**
-   * Opens the journal for `input` (an absolute path, or "-" for stdin). With `resume`, the lines
-   * it records as finished are loaded; without, it starts afresh.
-   */
-  static async open(path: string, input: string, resume: boolean): Promise<{ journal: Journal; resumed: number | undefined }> {
-    const finished = new LineSet();
-    let existing = false;
-    if (resume) existing = await load(path, input, finished);
-    const file = new AppendFile(path, existing ? "a" : "w");
-    if (!existing) {
-      file.append(`${JSON.stringify({ [MAGIC]: 1, input })}\n`);
-      file.flush();
+  /** Takes the journal's lock, then reads it (with `resume`) or starts it afresh. */
+  static async open(path: string, header: JournalHeader, resume: boolean): Promise<{ journal: Journal; state: JournalState }> {
+    const lock = acquireLock(`${path}.lock`, `the journal ${path}`);
+    try {
+      const state: JournalState = resume ? await load(path, header) : { kind: "fresh" };
+      const file = AppendFile.open(path, "--journal", state.kind === "partial" ? "append" : "truncate");
+      if (state.kind !== "partial") {
+        file.append(`${JSON.stringify(headerRecord(header))}\n`);
+        file.flush();
+      }
+      return { journal: new Journal(file, header, lock), state };
+    } catch (error) {
+      lock.release();
+      throw error;
     }
-    return { journal: new Journal(file, finished), resumed: existing ? finished.size : undefined };
   }
 
   get path(): string {
     return this.file.path;
   }
 
-  isFinished(line: number): boolean {
-    return this.finished.has(line);
+  /** The write error that broke the journal, if one did. */
+  get broken(): OutputWriteError | undefined {
+    return this.file.broken;
   }
 
-  markFinished(line: number): void {
-    this.file.append(`${line}\n`);
+  markFinished(line: number, text: string, outcome: FinishedOutcome): void {
+    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${OUTCOME_CODES[outcome]}\n`);
   }
 
+  /** Writes what was marked; throws OutputWriteError when the disk refuses (see AppendFile). */
   flush(): void {
     this.file.flush();
   }
 
-  /** Closes the journal; a journal whose input was finished completely is removed. */
-  async close(complete: boolean): Promise<void> {
+  /**
+   * Records that the whole input ended: the journal is replaced (written aside, synced, renamed)
+   * by its header and one record of the input's line count, digest and the run's counts.
+   */
+  complete(record: { lines: number; digest: string; counts: OutcomeCounts }): void {
     this.file.close();
-    if (complete) await rm(this.file.path, { force: true });
+    const temporary = `${this.file.path}.${process.pid}.tmp`;
+    const fd = openOutputFile(temporary, "--journal", "truncate");
+    try {
+      writeSync(fd, `${JSON.stringify(headerRecord(this.header))}\n${JSON.stringify({ complete: true, ...record })}\n`);
+      fsyncSync(fd);
+    } catch (error) {
+      throw new UsageError(`could not write the journal ${temporary}: ${describeOutputError(error, temporary)}`, { cause: error });
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, this.file.path);
+  }
+
+  /** Closes the journal (flushing what it can) and lets the next run take it. */
+  close(): void {
+    try {
+      this.file.close();
+    } finally {
+      this.lock.release();
+    }
   }
 }
 
-async function load(path: string, input: string, finished: LineSet): Promise<boolean> {
+function headerRecord(header: JournalHeader): Record<string, unknown> {
+  return { [MAGIC]: VERSION, command: header.command, input: header.input, destination: header.destination };
+}
+
+async function load(path: string, expected: JournalHeader): Promise<JournalState> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "fresh" };
+    throw new UsageError(`--resume: the journal ${path}: ${describeOutputError(error, path)}`, { cause: error });
   }
   const lines = text.split("\n");
-  if (parseHeader(lines[0] ?? "") !== input) {
-    throw new UsageError(`--resume: the journal ${path} belongs to another input`, { hint: "run without --resume to start from the top, or pass --journal FILE" });
-  }
+  checkHeader(path, lines[0] ?? "", expected);
   // Every record ends with a newline: text after the last one was cut short by kill -9. Drop
   // it from the file too, so that what is appended next starts on a line of its own.
   const torn = lines.pop() ?? "";
   if (torn !== "") await truncate(path, Buffer.byteLength(text) - Buffer.byteLength(torn));
-  for (const line of lines.slice(1)) if (/^\d+$/.test(line)) finished.add(Number(line));
-  return true;
+  const counts = emptyCounts();
+  const second = lines[1] ?? "";
+  if (second.startsWith("{")) return loadComplete(path, second, lines.length);
+  const pairs: [number, number][] = [];
+  for (let index = 1; index < lines.length; index += 1) {
+    const match = RECORD.exec(lines[index] as string);
+    const line = match === null ? 0 : Number(match[1]);
+    if (match === null || line < 1 || line > MAX_LINE) throw corrupt(path, index + 1);
+    pairs.push([line, Number.parseInt(match[2] as string, 16)]);
+    counts[CODE_OUTCOMES[match[3] as string] as FinishedOutcome] += 1;
+  }
+  pairs.sort((a, b) => a[0] - b[0]);
+  const finished: FinishedLines = { lines: new Uint32Array(pairs.length), hashes: new Uint32Array(pairs.length) };
+  pairs.forEach(([line, hash], index) => {
+    if (index > 0 && finished.lines[index - 1] === line) throw new UsageError(`--resume: the journal ${path} records line ${line} twice: it is corrupt`, { hint: CORRUPT_HINT });
+    finished.lines[index] = line;
+    finished.hashes[index] = hash;
+  });
+  return { kind: "partial", finished, counts };
 }
 
-function parseHeader(text: string): string | undefined {
+function loadComplete(path: string, text: string, lineCount: number): JournalState {
+  let record: { complete?: unknown; lines?: unknown; digest?: unknown; counts?: Partial<OutcomeCounts> };
   try {
-    const header = JSON.parse(text) as Record<string, unknown>;
-    if (header[MAGIC] === 1 && typeof header.input === "string") return header.input;
+    record = JSON.parse(text) as typeof record;
   } catch {
-    // not a journal
+    throw corrupt(path, 2);
   }
-  throw new UsageError(`--resume: the journal is not a wh replay journal (its first line is ${JSON.stringify(text.slice(0, 60))})`);
+  const counts = emptyCounts();
+  for (const outcome of Object.keys(counts) as FinishedOutcome[]) {
+    const value = record.counts?.[outcome];
+    if (!Number.isSafeInteger(value) || (value as number) < 0) throw corrupt(path, 2);
+    counts[outcome] = value as number;
+  }
+  if (record.complete !== true || !Number.isSafeInteger(record.lines) || typeof record.digest !== "string" || lineCount !== 2) throw corrupt(path, 2);
+  return { kind: "complete", lines: record.lines as number, digest: record.digest, counts };
+}
+
+const CORRUPT_HINT = "run without --resume to start from the top (the journal is replaced), or pass --journal FILE";
+
+function corrupt(path: string, line: number): UsageError {
+  return new UsageError(`--resume: the journal ${path} is corrupt at its line ${line}`, { hint: CORRUPT_HINT });
+}
+
+function checkHeader(path: string, text: string, expected: JournalHeader): void {
+  let header: Record<string, unknown> | undefined;
+  try {
+    header = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    header = undefined;
+  }
+  if (header === undefined || header === null || header[MAGIC] !== VERSION) {
+    throw new UsageError(`--resume: ${path} is not a journal of this version of wh`, { hint: CORRUPT_HINT });
+  }
+  if (header.command !== expected.command || header.input !== expected.input) {
+    const was = header.input === "-" ? "standard input" : String(header.input);
+    throw new UsageError(`--resume: the journal ${path} belongs to \`wh ${String(header.command)}\` of ${was}, not of ${expected.input === "-" ? "standard input" : expected.input}`, { hint: CORRUPT_HINT });
+  }
+  const destination = header.destination as JournalHeader["destination"] | undefined;
+  if (destination?.fingerprint !== expected.destination.fingerprint) {
+    throw new UsageError(
+      `--resume: the run in ${path} delivered to ${destination?.description ?? "another destination"}; this one would deliver to ${expected.destination.description}`,
+      { hint: "resume with the same --url, --header, --source and --config as the run began with, or start afresh without --resume" },
+    );
+  }
 }

@@ -1,3 +1,4 @@
+import { parseJson } from "../core/message/parse-json.js";
 import { UsageError } from "../core/errors.js";
 
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -33,12 +34,9 @@ function parseValue(text: string): unknown {
 
 /** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`). */
 export function parseJsonObjectFlag(flag: string, text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${flag}: invalid JSON: ${(error as Error).message}`);
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
+  const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`${flag}: expected a JSON object`);
   return value as Record<string, unknown>;
 }

@@ -2,7 +2,7 @@
  * Errors thrown when `wh` cannot go on. Expected outcomes (a failed delivery, a signature
  * mismatch, an invalid line in a file) are values, not exceptions.
  */
-export type ExitCode = 0 | 1 | 2 | 70 | 130;
+export type ExitCode = 0 | 1 | 2 | 70 | 74 | 130 | 141;
 
 export interface WhErrorOptions {
   hint?: string | undefined;
@@ -45,5 +45,16 @@ export class ConfigError extends WhError {
 export class InputError extends WhError {
   constructor(message: string, options: WhErrorOptions = {}) {
     super("E_INPUT", message, 2, options);
+  }
+}
+
+/**
+ * A file wh writes (journal, dead letters, state, capture) failed mid-run: a full disk, an I/O
+ * error. The run stopped without marking anything finished that was not recorded whole: exit 74
+ * (EX_IOERR), resumable.
+ */
+export class OutputWriteError extends WhError {
+  constructor(message: string, options: WhErrorOptions = {}) {
+    super("E_WRITE", message, 74, options);
   }
 }

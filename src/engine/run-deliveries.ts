@@ -2,12 +2,13 @@ import { setMaxListeners } from "node:events";
 import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import { systemClock } from "../adapters/system-clock.js";
-import type { Journal } from "../adapters/journal.js";
+import { emptyCounts, type Journal, type OutcomeCounts } from "../adapters/journal.js";
 import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { PrepareResult } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
 import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
+import { OutputWriteError } from "../core/errors.js";
 import type { Deliverer } from "./deliverer.js";
 
 /** One event to deliver: where it came from, and what preparing it gave. */
@@ -41,7 +42,7 @@ export interface RunCounts {
   /** Jobs not finished because of Ctrl-C: not journaled, sent again on resume. */
   unfinished: number;
   dryRun: number;
-  /** Lines the journal already recorded as finished (with --resume). */
+  /** Lines an earlier part of the run finished (with --resume). */
   alreadyFinished: number;
 }
 
@@ -58,6 +59,10 @@ export interface RunOptions {
   deadLetter: AppendFile | undefined;
   /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to GRACE_MS. */
   signal: AbortSignal;
+  /** Ends the input when the run stops early (reading may wait on an open stdin forever). */
+  stopInput?: () => void;
+  /** With --resume: what the earlier parts of the run came to, from the journal. */
+  earlier?: OutcomeCounts | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
   /** A dry run (no deliverer) hands each event's body here instead of sending it. */
@@ -67,6 +72,10 @@ export interface RunOptions {
 }
 
 export interface RunSummary extends RunCounts {
+  /** What the earlier parts of a resumed run came to (all zero for a fresh run). */
+  earlier: OutcomeCounts;
+  /** The output file that could not be written, which stopped the run. */
+  writeError: OutputWriteError | undefined;
   elapsedMs: number;
   eventsPerSecond: number;
 }
@@ -85,34 +94,71 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   const { journal, deadLetter } = options;
   limitHeapGrowth();
   const startedAt = Date.now();
-  const counts: RunCounts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: 0 };
+  const counts: RunCounts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: sumCounts(options.earlier) };
   const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: Math.max(256, options.concurrency * 4) });
   const hardStop = new AbortController();
   // Every delivery in flight listens to this one signal.
   setMaxListeners(0, hardStop.signal);
+  // The run stops reading on Ctrl-C (or SIGTERM, SIGHUP) and when an output file cannot be written.
+  const stop = new AbortController();
+  let writeError: OutputWriteError | undefined;
   let graceTimer: NodeJS.Timeout | undefined;
-  const onInterrupt = (): void => {
+  const onStop = (): void => {
     counts.unfinished += pool.cancelWaiting();
     graceTimer = setTimeout(() => hardStop.abort(), GRACE_MS);
+    options.stopInput?.();
   };
+  stop.signal.addEventListener("abort", onStop, { once: true });
+  const onInterrupt = (): void => stop.abort();
   options.signal.addEventListener("abort", onInterrupt, { once: true });
+  if (options.signal.aborted) stop.abort();
 
+  // A failed or invalid job is journaled only once its dead-letter record is written whole.
+  let deadJobs: { job: DeliveryJob; outcome: "invalid" | "failed" }[] = [];
   let flushScheduled = false;
+  const recordWriteError = (error: unknown): void => {
+    if (!(error instanceof OutputWriteError)) throw error;
+    writeError ??= error;
+    stop.abort();
+  };
   const flush = (): void => {
     flushScheduled = false;
-    deadLetter?.flush();
-    journal?.flush();
+    if (deadJobs.length > 0) {
+      const written = deadJobs;
+      deadJobs = [];
+      try {
+        deadLetter?.flush();
+        for (const { job, outcome } of written) journal?.markFinished(job.number, job.original, outcome);
+      } catch (error) {
+        recordWriteError(error);
+      }
+    }
+    try {
+      journal?.flush();
+    } catch (error) {
+      recordWriteError(error);
+    }
   };
+  /** After a write error, only what needs no dead-letter record can still be recorded. */
+  const canRecord = (outcome: JobOutcome): boolean =>
+    writeError === undefined || (journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"));
   const finish = (job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void => {
-    options.onOutcome?.(job, outcome, report, reason);
-    if (outcome === "interrupted") {
+    if (outcome === "interrupted" || !canRecord(outcome)) {
+      // Not recorded as finished: sent again on resume.
+      options.onOutcome?.(job, "interrupted", report, reason);
       counts.unfinished += 1;
       return;
     }
-    if (outcome === "dry-run") counts.dryRun += 1;
-    else counts[outcome] += 1;
-    if (outcome === "invalid" || outcome === "failed") deadLetter?.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
-    if (outcome !== "dry-run") journal?.markFinished(job.number);
+    options.onOutcome?.(job, outcome, report, reason);
+    if (outcome === "dry-run") {
+      counts.dryRun += 1;
+      return;
+    }
+    counts[outcome] += 1;
+    if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
+      deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
+      deadJobs.push({ job, outcome });
+    } else journal?.markFinished(job.number, job.original, outcome);
     if (!flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
       flushScheduled = true;
       setImmediate(flush);
@@ -124,11 +170,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   try {
     reading: for await (const batch of jobs) {
       for (const job of batch) {
-        if (options.signal.aborted) break reading;
-        if (journal?.isFinished(job.number)) {
-          counts.alreadyFinished += 1;
-          continue;
-        }
+        if (stop.signal.aborted) break reading;
         const { prepared } = job;
         if (!prepared.ok) {
           finish(job, "invalid", undefined, prepared.error);
@@ -145,9 +187,9 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         }
         if (options.ratePerSecond !== undefined) {
           const waitMs = nextStartAt - Date.now();
-          if (waitMs > 0) await systemClock.sleep(waitMs, options.signal);
+          if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
           nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
-          if (options.signal.aborted) break reading;
+          if (stop.signal.aborted) break reading;
         }
         const deliverer = options.deliverer;
         const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
@@ -162,19 +204,29 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     await pool.drain();
   } finally {
     options.signal.removeEventListener("abort", onInterrupt);
+    stop.signal.removeEventListener("abort", onStop);
     clearTimeout(graceTimer);
     progress?.stop();
     flush();
   }
   const elapsedMs = Date.now() - startedAt;
   const ended = counts.delivered + counts.failed;
-  return { ...counts, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
+  return { ...counts, earlier: options.earlier ?? emptyCounts(), writeError, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
 }
 
-/** The exit code of a run: 130 after Ctrl-C, 1 when anything was invalid or failed, else 0. */
+function sumCounts(counts: OutcomeCounts | undefined): number {
+  return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
+}
+
+/**
+ * The exit code of a run, earlier parts of a resumed run included: 74 when an output file could
+ * not be written, 130 after Ctrl-C, 1 when anything was invalid or failed, else 0.
+ */
 export function runExitCode(summary: RunSummary, interrupted: boolean): number {
+  if (summary.writeError !== undefined) return 74;
   if (interrupted) return 130;
-  return summary.invalid > 0 || summary.failed > 0 ? 1 : 0;
+  const { earlier } = summary;
+  return summary.invalid + summary.failed + earlier.invalid + earlier.failed > 0 ? 1 : 0;
 }
 
 function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordingServer } from "../helpers/recording-server.js";
@@ -72,6 +72,12 @@ function expectAllDeliveredWithFewDuplicates(setup: Setup): void {
   expect(duplicates).toBeLessThanOrEqual(CONCURRENCY);
 }
 
+/** Whether the journal records a run that ended (its second line is the completion record). */
+async function journalIsComplete(path: string): Promise<boolean> {
+  const lines = (await readFile(path, "utf8")).split("\n");
+  return lines.length === 3 && (JSON.parse(lines[1] as string) as { complete?: unknown }).complete === true;
+}
+
 describe("wh replay: kill -9, Ctrl-C and --resume", () => {
   it("after kill -9 midway, resumes and delivers every event with no more duplicates than the concurrency", async () => {
     const setup = await setUp();
@@ -88,7 +94,7 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
 
     expect(resumed.code, resumed.stderr).toBe(0);
     expectAllDeliveredWithFewDuplicates(setup);
-    expect(await exists(setup.journal)).toBe(false);
+    expect(await journalIsComplete(setup.journal)).toBe(true);
   });
 
   it("on SIGINT exits 130, keeps the journal and says how to resume; --resume then completes", async () => {
@@ -106,7 +112,7 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
 
     expect(resumed.code, resumed.stderr).toBe(0);
     expectAllDeliveredWithFewDuplicates(setup);
-    expect(await exists(setup.journal)).toBe(false);
+    expect(await journalIsComplete(setup.journal)).toBe(true);
   });
 
   it("starts from the top without --resume, even when a journal was left by an interrupted run", async () => {
@@ -124,25 +130,25 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
     expect(again.code, again.stderr).toBe(0);
     const second = setup.server.requests.slice(before).map(messageIdOf);
     expect(second.sort()).toEqual(setup.messageIds);
-    expect(await exists(setup.journal)).toBe(false);
+    expect(await journalIsComplete(setup.journal)).toBe(true);
   });
 
-  it("starts from the top on --resume when a completed run left no journal", async () => {
+  it("on --resume after a complete run says it is complete, sends nothing, and exits as the run did", async () => {
     const dir = await makeTempDir();
     const events = manyEvents(20, 4);
-    await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
+    await writeFile(join(dir, "events.ndjson"), `${events.map((event) => event.line).join("\n")}\nnot json\n`);
     const server = await startRecordingServer();
     servers.push(server);
 
     const first = await runSigned(["replay", "events.ndjson", "--url", server.url], { cwd: dir });
-    expect(first.code, first.stderr).toBe(0);
-    expect(await exists(join(dir, "events.ndjson.wh-journal"))).toBe(false);
+    expect(first.code, first.stderr).toBe(1);
+    expect(await journalIsComplete(join(dir, "events.ndjson.wh-journal"))).toBe(true);
 
     const resumed = await runSigned(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
 
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(/no journal/);
-    expect(server.requests.slice(20).map(messageIdOf).sort()).toEqual(events.map((event) => event.messageId));
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stdout).toMatch(/complete already: 20 delivered, 0 skipped by integrations, 1 invalid, 0 failed; nothing was sent/);
+    expect(server.requests).toHaveLength(20);
   });
 
   it("on SIGINT stops reading standard input that is still open, and exits 130", async () => {

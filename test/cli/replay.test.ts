@@ -367,15 +367,16 @@ describe("wh replay: bad usage", () => {
   it("exits 2 on --resume with a journal that belongs to another input, and sends nothing", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
-    const opened = await Journal.open(join(dir, "events.ndjson.wh-journal"), join(dir, "other.ndjson"), false);
-    opened.journal.markFinished(1);
-    await opened.journal.close(false);
+    const destination = { fingerprint: "f", description: "d" };
+    const opened = await Journal.open(join(dir, "events.ndjson.wh-journal"), { command: "replay", input: join(dir, "other.ndjson"), destination }, false);
+    opened.journal.markFinished(1, trackLine("u1", "m1"), "delivered");
+    opened.journal.close();
     const server = await receiver();
 
     const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--resume"], { cwd: dir });
 
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/another input/);
+    expect(result.stderr).toMatch(/belongs to `wh replay` of .*other\.ndjson/);
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -1,165 +1,165 @@
-import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { appendFile, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { Journal } from "../../src/adapters/journal.js";
+import { Journal, type FinishedOutcome, type JournalHeader, type JournalState } from "../../src/adapters/journal.js";
 import { UsageError } from "../../src/core/errors.js";
 
 const dirs: string[] = [];
 let dir: string;
 let path: string;
-let input: string;
+let header: JournalHeader;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "wh-journal-"));
   dirs.push(dir);
   path = join(dir, "events.ndjson.wh-journal");
-  input = join(dir, "events.ndjson");
+  header = { command: "replay", input: join(dir, "events.ndjson"), destination: { fingerprint: "abc", description: "http://127.0.0.1:4000/" } };
 });
 
 afterAll(async () => {
   await Promise.all(dirs.map((each) => rm(each, { recursive: true, force: true })));
 });
 
-async function fileExists(file: string): Promise<boolean> {
-  try {
-    await readFile(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const text = (line: number): string => `{"type":"track","line":${line}}`;
 
 /** Writes a journal the way a run would: finished lines marked and flushed, not completed. */
-async function writeJournal(lines: number[], forInput = input): Promise<void> {
-  const { journal } = await Journal.open(path, forInput, false);
-  for (const line of lines) journal.markFinished(line);
+async function writeJournal(lines: number[], outcome: FinishedOutcome = "delivered", forHeader = header): Promise<void> {
+  const { journal } = await Journal.open(path, forHeader, false);
+  for (const line of lines) journal.markFinished(line, text(line), outcome);
   journal.flush();
-  await journal.close(false);
+  journal.close();
+}
+
+function finishedLines(state: JournalState): number[] {
+  return state.kind === "partial" ? [...state.finished.lines] : [];
 }
 
 describe("Journal", () => {
-  it("reads back on resume the lines a previous run marked finished", async () => {
-    await writeJournal([1, 3, 4, 1000]);
+  it("reads back on resume the lines a previous run marked finished, sorted, with their outcomes counted", async () => {
+    await writeJournal([1000, 3, 1, 4]);
+    await (async () => {
+      const { journal } = await Journal.open(path, header, true);
+      journal.markFinished(7, text(7), "failed");
+      journal.close();
+    })();
 
-    const { journal, resumed } = await Journal.open(path, input, true);
+    const { journal, state } = await Journal.open(path, header, true);
+    journal.close();
 
-    expect(resumed).toBe(4);
-    expect([1, 2, 3, 4, 5, 999, 1000, 1001].filter((line) => journal.isFinished(line))).toEqual([1, 3, 4, 1000]);
-    await journal.close(false);
-  });
-
-  it("has the finished lines on disk after flush, before close (what survives kill -9)", async () => {
-    const { journal } = await Journal.open(path, input, false);
-    journal.markFinished(7);
-    journal.markFinished(8);
-    journal.flush();
-
-    const { journal: reader, resumed } = await Journal.open(`${path}`, input, true);
-    expect(resumed).toBe(2);
-    expect(reader.isFinished(7) && reader.isFinished(8)).toBe(true);
-    await reader.close(false);
-    await journal.close(false);
-  });
-
-  it("keeps earlier lines and appends new ones when resumed again", async () => {
-    await writeJournal([1, 2]);
-    const first = await Journal.open(path, input, true);
-    first.journal.markFinished(5);
-    await first.journal.close(false);
-
-    const { journal, resumed } = await Journal.open(path, input, true);
-
-    expect(resumed).toBe(3);
-    expect([1, 2, 3, 4, 5].filter((line) => journal.isFinished(line))).toEqual([1, 2, 5]);
-    await journal.close(false);
+    expect(finishedLines(state)).toEqual([1, 3, 4, 7, 1000]);
+    expect(state.kind === "partial" && state.counts).toEqual({ delivered: 4, skipped: 0, invalid: 0, failed: 1 });
   });
 
   it("starts afresh without resume, even over an existing journal", async () => {
     await writeJournal([1, 2, 3]);
+    (await Journal.open(path, header, false)).journal.close();
 
-    const { journal, resumed } = await Journal.open(path, input, false);
-    await journal.close(false);
+    const { journal, state } = await Journal.open(path, header, true);
+    journal.close();
 
-    expect(resumed).toBeUndefined();
-    expect(journal.isFinished(1)).toBe(false);
-    const again = await Journal.open(path, input, true);
-    expect(again.resumed).toBe(0);
-    await again.journal.close(false);
+    expect(finishedLines(state)).toEqual([]);
+    expect(state.kind).toBe("partial");
   });
 
-  it("reports nothing resumed when there is no journal file", async () => {
-    const { journal, resumed } = await Journal.open(path, input, true);
-    expect(resumed).toBeUndefined();
-    expect(journal.isFinished(1)).toBe(false);
-    await journal.close(false);
+  it("finds nothing to resume when there is no journal file", async () => {
+    const { journal, state } = await Journal.open(path, header, true);
+    journal.close();
+    expect(state.kind).toBe("fresh");
   });
 
-  it("does not count a last line cut short by a crash (no newline) as finished", async () => {
+  it("drops a last record cut short by a crash, and appends the next ones on lines of their own", async () => {
     await writeJournal([5, 6]);
-    // "12\n" was being written when the process died: only "1" reached the file.
     await appendFile(path, "1");
+    const resumedOnce = await Journal.open(path, header, true);
+    resumedOnce.journal.markFinished(7, text(7), "delivered");
+    resumedOnce.journal.close();
 
-    const { journal, resumed } = await Journal.open(path, input, true);
+    const { journal, state } = await Journal.open(path, header, true);
+    journal.close();
 
-    expect(journal.isFinished(5) && journal.isFinished(6)).toBe(true);
-    expect(journal.isFinished(1)).toBe(false);
-    expect(resumed).toBe(2);
-    await journal.close(false);
+    expect(finishedLines(state)).toEqual([5, 6, 7]);
   });
 
-  it("records lines finished after resuming from a torn journal on lines of their own", async () => {
-    await writeJournal([5]);
-    await appendFile(path, "1");
-    const resumedOnce = await Journal.open(path, input, true);
-    resumedOnce.journal.markFinished(7);
-    await resumedOnce.journal.close(false);
+  it.each([
+    ["a line number past 32 bits", "4294967297 0000abcd d"],
+    ["line number 0", "0 0000abcd d"],
+    ["a record without a hash", "12 d"],
+    ["an unknown outcome", "12 0000abcd x"],
+    ["text", "hello"],
+  ])("refuses (exit 2) a journal holding %s", async (_name, record) => {
+    await writeJournal([1]);
+    await appendFile(path, `${record}\n`);
 
-    const { journal } = await Journal.open(path, input, true);
-
-    // Appending "7\n" straight after the torn "1" would record line 17 instead of line 7.
-    expect(journal.isFinished(7)).toBe(true);
-    expect(journal.isFinished(17)).toBe(false);
-    await journal.close(false);
+    await expect(Journal.open(path, header, true)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/corrupt at its line 3/) });
   });
 
-  it("ignores a last line that is not a whole number", async () => {
-    await writeJournal([2]);
-    await appendFile(path, "\n3x");
-
-    const { journal, resumed } = await Journal.open(path, input, true);
-
-    expect(resumed).toBe(1);
-    expect(journal.isFinished(2)).toBe(true);
-    expect(journal.isFinished(3)).toBe(false);
-    await journal.close(false);
+  it("refuses a journal that records a line twice", async () => {
+    await writeJournal([1]);
+    await appendFile(path, `1 ${"0".repeat(8)} d\n`);
+    await expect(Journal.open(path, header, true)).rejects.toThrow(/records line 1 twice/);
   });
 
-  it("refuses to resume from a journal that belongs to another input", async () => {
-    await writeJournal([1], join(dir, "other.ndjson"));
+  it("refuses to resume from a journal that belongs to another input, naming it", async () => {
+    await writeJournal([1], "delivered", { ...header, input: join(dir, "other.ndjson") });
 
-    const opening = Journal.open(path, input, true);
+    const opening = Journal.open(path, header, true);
 
     await expect(opening).rejects.toBeInstanceOf(UsageError);
-    await expect(opening).rejects.toThrow(/another input/);
-    expect(await readFile(path, "utf8")).toContain("other.ndjson");
+    await expect(opening).rejects.toThrow(/belongs to `wh replay` of .*other\.ndjson/);
+  });
+
+  it("refuses to resume toward another destination, naming the original one", async () => {
+    await writeJournal([1]);
+
+    const opening = Journal.open(path, { ...header, destination: { fingerprint: "other", description: "http://example.test/" } }, true);
+
+    await expect(opening).rejects.toThrow(/delivered to http:\/\/127\.0\.0\.1:4000\/; this one would deliver to http:\/\/example\.test\//);
   });
 
   it("refuses to resume from a file that is not a journal", async () => {
     await writeFile(path, "1\n2\n3\n");
-
-    await expect(Journal.open(path, input, true)).rejects.toMatchObject({ exitCode: 2 });
+    await expect(Journal.open(path, header, true)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/not a journal/) });
   });
 
-  it("removes the file on close(true) and keeps it on close(false)", async () => {
-    const kept = await Journal.open(path, input, false);
-    kept.journal.markFinished(1);
-    await kept.journal.close(false);
-    expect(await fileExists(path)).toBe(true);
+  it("records a complete run as its digest and counts, and reads that back", async () => {
+    const { journal } = await Journal.open(path, header, false);
+    journal.markFinished(1, text(1), "delivered");
+    journal.complete({ lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, invalid: 1, failed: 0 } });
+    journal.close();
 
-    const done = await Journal.open(path, input, true);
-    done.journal.markFinished(2);
-    await done.journal.close(true);
-    expect(await fileExists(path)).toBe(false);
+    const reopened = await Journal.open(path, header, true);
+    reopened.journal.close();
+
+    expect(reopened.state).toEqual({ kind: "complete", lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, invalid: 1, failed: 0 } });
+  });
+
+  it("lets one process at a time hold a journal, naming the holder", async () => {
+    const first = await Journal.open(path, header, false);
+
+    await expect(Journal.open(path, header, true)).rejects.toThrow(new RegExp(`in use by another wh run: process ${process.pid} on `));
+
+    first.journal.close();
+    (await Journal.open(path, header, true)).journal.close();
+  });
+
+  it("takes over a lock left by a process that is gone", async () => {
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    await writeFile(`${path}.lock`, JSON.stringify({ pid: Number(dead.stdout), host: hostname(), startedAt: "2026-01-01T00:00:00.000Z", token: "dead" }));
+
+    const { journal } = await Journal.open(path, header, false);
+    journal.close();
+
+    await expect(readFile(`${path}.lock`)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("refuses to write through a symbolic link, and leaves the link's target alone", async () => {
+    const target = join(dir, "precious.txt");
+    await writeFile(target, "keep me\n");
+    await symlink(target, path);
+
+    await expect(Journal.open(path, header, false)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/symbolic link/) });
+    expect(await readFile(target, "utf8")).toBe("keep me\n");
   });
 });

@@ -6,6 +6,7 @@ import { Analytics, AnalyticsError, type BatchResult } from "../../client/analyt
 import { describeOutcome } from "../../core/deliver.js";
 import { formatDurationMs, parseDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
+import { parseJson } from "../../core/message/parse-json.js";
 import { redactUrl } from "../../core/redact.js";
 import { parseIntFlag } from "../flag-values.js";
 import type { CliIo, GlobalFlags } from "../io.js";
@@ -68,12 +69,9 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
 
 /** Queues one NDJSON line; returns why it was refused, if it was. */
 function enqueueLine(client: Analytics, text: string): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return `invalid JSON: ${(error as Error).message}`;
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) return parsed.error;
+  const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "expected a JSON object";
   const { type, ...fields } = value as Record<string, unknown>;
   try {

@@ -8,6 +8,7 @@ import {
   type InboundMessage,
   type MessageType,
 } from "./schema.js";
+import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 
 /** Where a message gets what it does not carry: the time and a fresh messageId. */
@@ -28,7 +29,7 @@ export interface PreparedMessage {
   enabled: boolean;
 }
 
-export type PrepareFailure = { ok: false; kind: "invalid-json" | "invalid-message" | "too-large"; error: string };
+export type PrepareFailure = { ok: false; kind: "invalid-json" | "invalid-message" | "too-large" | "unreadable"; error: string };
 export type PrepareResult = { ok: true; message: PreparedMessage } | PrepareFailure;
 
 /**
@@ -55,12 +56,9 @@ export function prepareMessage(value: unknown, stamps: MessageStamps): PrepareRe
 
 /** Parses one NDJSON line; an outbound-shaped line is sent as the very bytes it holds. */
 export function prepareLine(line: string, stamps: MessageStamps): PrepareResult {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    return { ok: false, kind: "invalid-json", error: `invalid JSON: ${(error as Error).message}` };
-  }
+  const parsed = parseJson(line);
+  if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
+  const value = parsed.value;
   return isOutboundShape(value) ? prepareOutbound(value, line.trim()) : prepareMessage(value, stamps);
 }
 

@@ -1,0 +1,20 @@
+import { createHash } from "node:crypto";
+import type { Destination } from "../config/resolve.js";
+import { redactUrl } from "../core/redact.js";
+
+/**
+ * What identifies where a run delivers, for its journal: a fingerprint of the source, the URLs
+ * and their headers (never the shared secret), and a description a person can read (passwords
+ * masked). A resume whose destination has another fingerprint is refused.
+ */
+export function destinationIdentity(destination: Destination): { fingerprint: string; description: string } {
+  const canonical = JSON.stringify({
+    source: destination.source ?? null,
+    targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
+  });
+  const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
+  return {
+    fingerprint: createHash("sha256").update(canonical).digest("hex"),
+    description: destination.source === undefined ? urls : `${urls} (source ${destination.source})`,
+  };
+}
