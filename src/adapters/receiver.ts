@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SIGNATURE_HEADER, verifySignature } from "../core/sign.js";
+import { openOutputFile } from "./output-file.js";
 
 export type SignatureCheck = "valid" | "invalid" | "missing" | "unchecked";
 
@@ -43,8 +44,8 @@ export interface Receiver {
 
 /** The local webhook receiver behind `wh listen`, the demo and the tests of the CLI. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
-  const capture: WriteStream | undefined = options.out === undefined ? undefined : createWriteStream(options.out, { flags: "a" });
-  if (capture !== undefined) await Promise.race([once(capture, "open"), once(capture, "error").then(([error]) => Promise.reject(error))]);
+  // Opened (and checked) before listening, never through a symbolic link.
+  const capture: WriteStream | undefined = options.out === undefined ? undefined : createWriteStream(options.out, { fd: openOutputFile(options.out, "--out", "append") });
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -1,5 +1,8 @@
-import { readFile, rename, writeFile } from "node:fs/promises";
-import { InputError, UsageError } from "../core/errors.js";
+import { closeSync, fsyncSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { InputError, OutputWriteError, UsageError } from "../core/errors.js";
+import { acquireLock } from "./lock-file.js";
+import { describeOutputError, openOutputFile } from "./output-file.js";
 import { describeFsError } from "./read-input.js";
 
 export type SyncKind = "audience" | "trait";
@@ -45,10 +48,57 @@ export async function loadSyncState(path: string, kind: SyncKind, name: string, 
   return { kind, name, trait, values: new Map(Object.entries(file.values)) };
 }
 
-/** Writes the state to a temporary file and renames it over the old one: never half-written. */
-export async function saveSyncState(path: string, state: SyncState): Promise<void> {
-  const file: StateFile = { "wh-sync-state": 1, kind: state.kind, name: state.name, trait: state.trait, values: Object.fromEntries(state.values) };
+export interface SyncStateWriter {
+  /** Writes the state aside, syncs it and renames it over the state file: never half-written. */
+  save(state: SyncState): void;
+  /** Lets the next sync take the state file. */
+  close(): void;
+}
+
+/**
+ * Takes the state file for this sync (a lock beside it: two syncs of one state at once would each
+ * send the same changes) and checks, before anything is sent, that it can be written: the file
+ * it will be renamed from is created now, in the same directory, without following links.
+ */
+export function openSyncStateWriter(path: string): SyncStateWriter {
+  const lock = acquireLock(`${path}.lock`, `the state file ${path}`);
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(file)}\n`);
-  await rename(temporary, path);
+  let fd: number | undefined;
+  try {
+    if (isDirectory(path)) throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
+    fd = openOutputFile(temporary, "--state", "truncate");
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return {
+    save(state) {
+      const file: StateFile = { "wh-sync-state": 1, kind: state.kind, name: state.name, trait: state.trait, values: Object.fromEntries(state.values) };
+      try {
+        fd ??= openOutputFile(temporary, "--state", "truncate");
+        writeSync(fd, `${JSON.stringify(file)}\n`);
+        fsyncSync(fd);
+        closeSync(fd);
+        fd = undefined;
+        renameSync(temporary, path);
+      } catch (error) {
+        throw new OutputWriteError(`could not save the state ${path}: ${describeOutputError(error, path)}`, { cause: error, hint: "what was delivered since the last saved state is sent again by the next sync" });
+      }
+    },
+    close() {
+      if (fd !== undefined) {
+        closeSync(fd);
+        rmSync(temporary, { force: true });
+      }
+      lock.release();
+    },
+  };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

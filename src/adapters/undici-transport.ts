@@ -189,7 +189,7 @@ const CONNECTION_CODES = new Set([
   "ENETUNREACH",
   "ENETDOWN",
   "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
+  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
   "UND_ERR_CONNECT_TIMEOUT",
   "UND_ERR_HEADERS_TIMEOUT",
   "UND_ERR_BODY_TIMEOUT",
@@ -197,13 +197,18 @@ const CONNECTION_CODES = new Set([
 
 const TLS_CODE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|CERT_|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/;
 
+/** Our own shutdown (the agent closed or destroyed under a request): the request is unfinished, not failed. */
+const OWN_SHUTDOWN_CODES = new Set(["UND_ERR_DESTROYED", "UND_ERR_CLOSED", "UND_ERR_ABORTED"]);
+
 function describeError(error: unknown): TransportResult {
   const codes = errorCodes(error);
+  if (codes.some((code) => OWN_SHUTDOWN_CODES.has(code))) return ABORTED;
   const tlsCode = codes.find((code) => TLS_CODE.test(code));
   if (tlsCode !== undefined) {
     return { kind: "error", code: "tls", message: `untrusted certificate: ${errorMessage(error)} (${tlsCode}); no request was sent` };
   }
-  const kind: TransportErrorCode = codes.some((code) => CONNECTION_CODES.has(code)) ? "connection" : "other";
+  // A malformed answer (llhttp's HPE_ codes, a body shorter than its length) is retried like a reset.
+  const kind: TransportErrorCode = codes.some((code) => CONNECTION_CODES.has(code) || code.startsWith("HPE_")) ? "connection" : "other";
   const text = errorMessage(error);
   const code = codes[codes.length - 1];
   return { kind: "error", code: kind, message: code === undefined || text.includes(code) ? text : `${text} (${code})` };

@@ -4,7 +4,9 @@ import { runCli } from "./program.js";
 
 /**
  * The one place that turns outcomes and errors into output and an exit code. The first Ctrl-C
- * (or SIGTERM) asks the running command to stop cleanly; a second Ctrl-C exits at once.
+ * (or SIGTERM, SIGHUP) asks the running command to stop cleanly; a second one exits at once.
+ * A closed standard output (`wh replay --json | head -1`) stops a run the same way, resumably,
+ * and exits 141 (as a shell reports SIGPIPE): a run never ends as a success with events unsent.
  */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -16,13 +18,17 @@ async function main(): Promise<void> {
     if (interrupts > 1) process.exit(130);
     controller.abort();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  // `wh … | head`: the reader has gone, so there is no one left to tell; leave quietly.
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, onSignal);
+  let stdoutClosed = false;
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error;
+    if (error.code !== "EPIPE" && !stdoutClosed) throw error;
+    // The reader has gone: nothing more is written there, and the run stops as on Ctrl-C.
+    stdoutClosed = true;
+    controller.abort();
   });
+  // A closed stderr loses the progress lines, never the run.
+  process.stderr.on("error", () => undefined);
   const io: CliIo = {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -34,14 +40,15 @@ async function main(): Promise<void> {
     cwd: process.cwd(),
     signal: controller.signal,
   };
+  let exitCode: number;
   try {
-    process.exitCode = await runCli(argv, io);
+    exitCode = await runCli(argv, io);
   } catch (error) {
-    process.exitCode = reportError(error, io);
+    exitCode = reportError(error, io);
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const signal of signals) process.off(signal, onSignal);
   }
+  process.exitCode = stdoutClosed && exitCode === 130 ? 141 : exitCode;
 }
 
 function reportError(error: unknown, io: CliIo): number {

@@ -17,6 +17,9 @@ export class Output {
   readonly err: ChalkInstance;
   readonly interactive: boolean;
   private spinner: Ora | undefined;
+  private spinnerLoading: Promise<void> | undefined;
+  private spinnerWanted = false;
+  private spinnerText = "";
 
   constructor(
     private readonly io: CliIo,
@@ -45,18 +48,25 @@ export class Output {
     this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
   }
 
-  /** Shows a spinner on stderr (TTY only) until stopSpinner(). */
+  /** Shows a spinner on stderr (TTY only) until stopSpinner(). There is only ever one. */
   async spin(text: string): Promise<void> {
     if (!this.interactive) return;
-    if (this.spinner === undefined) {
-      const { default: ora } = await import("ora");
+    this.spinnerText = text;
+    this.spinnerWanted = true;
+    // One import and one spinner, however many calls arrive while ora loads.
+    this.spinnerLoading ??= import("ora").then(({ default: ora }) => {
       this.spinner = ora({ stream: this.io.stderr, discardStdin: false });
-    }
-    this.spinner.text = text;
-    if (!this.spinner.isSpinning) this.spinner.start();
+    });
+    await this.spinnerLoading;
+    const spinner = this.spinner;
+    // Stopped while ora loaded: a spinner started now would never be stopped.
+    if (!this.spinnerWanted || spinner === undefined) return;
+    spinner.text = this.spinnerText;
+    if (!spinner.isSpinning) spinner.start();
   }
 
   stopSpinner(): void {
+    this.spinnerWanted = false;
     this.spinner?.stop();
   }
 

@@ -1,3 +1,5 @@
+import { formatDurationMs } from "./duration.js";
+
 /** What one attempt to post to one URL came to. */
 export type AttemptOutcome =
   | { kind: "response"; status: number; retryAfter?: string | undefined }
@@ -87,9 +89,11 @@ export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecisi
   if (classification !== "retryable") return { action: "done", classification };
   if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };
   const retryAfterMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;
-  const delayMs = retryAfterMs ?? backoffMs(input.attempt, input.random, policy);
+  // The backoff is a floor under Retry-After: "0" or a date in the past cannot make a storm.
+  const delayMs = Math.max(retryAfterMs ?? 0, backoffMs(input.attempt, input.random, policy));
   if (input.nowMs + delayMs - input.firstAttemptAtMs > policy.windowMs) {
-    return { action: "give-up", reason: "retry window closed" };
+    const asked = retryAfterMs !== undefined && retryAfterMs === delayMs;
+    return { action: "give-up", reason: asked ? `Retry-After asks to wait ${formatDurationMs(retryAfterMs)}, past the end of the retry window` : "retry window closed" };
   }
   return { action: "retry", delayMs };
 }

@@ -107,7 +107,7 @@ describe("deliverMessage", () => {
     expect(report.targets).toEqual([{ url: A, attempts: 1, last: tls, result: "failed" }]);
   });
 
-  it("fails with 'retry window closed' when the next attempt would start after the window", async () => {
+  it("gives up early, saying so, when Retry-After asks to wait past the end of the window", async () => {
     const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, windowMs: 10_000 };
     const { clock, events, options } = setup({ [A]: [status(503, "6"), status(503, "6")] }, { policy });
     const report = await deliverMessage(BODY, options);
@@ -117,7 +117,7 @@ describe("deliverMessage", () => {
       deliveredTo: undefined,
       attempts: 2,
       durationMs: 6_000,
-      targets: [{ url: A, attempts: 2, last: { kind: "response", status: 503, retryAfter: "6" }, result: "failed", reason: "retry window closed" }],
+      targets: [{ url: A, attempts: 2, last: { kind: "response", status: 503, retryAfter: "6" }, result: "failed", reason: "Retry-After asks to wait 6.0s, past the end of the retry window" }],
     });
     expect(events.at(-1)).toEqual({ type: "failed", report });
   });

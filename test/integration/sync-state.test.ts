@@ -2,7 +2,17 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadSyncState, saveSyncState, type SyncState } from "../../src/adapters/sync-state.js";
+import { loadSyncState, openSyncStateWriter, type SyncState } from "../../src/adapters/sync-state.js";
+
+/** One save, the way a sync makes it: take the file, write, let go. */
+async function saveSyncState(path: string, state: SyncState): Promise<void> {
+  const writer = openSyncStateWriter(path);
+  try {
+    writer.save(state);
+  } finally {
+    writer.close();
+  }
+}
 import { InputError, UsageError, WhError } from "../../src/core/errors.js";
 
 let dir: string;

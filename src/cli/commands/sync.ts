@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { readLines } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
-import { loadSyncState, saveSyncState, type SyncKind } from "../../adapters/sync-state.js";
-import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter } from "../../adapters/sync-state.js";
+import { resolveDeliverySettings, type DeliveryFlags, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
 import { prepareMessage } from "../../core/message/prepare.js";
@@ -42,15 +42,39 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
   const { concurrency, ratePerSecond } = parseReplayFlags({ concurrency: flags.concurrency, rate: flags.rate });
   const statePath = flags.state ?? `${trait}.wh-state.json`;
-  const state = await loadSyncState(statePath, kind, name, trait);
-  const changes = diff(state.values);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
+  const dryRun = flags.dryRun === true;
+  // Taken (and checked writable) before the state is read and before anything is sent.
+  const writer = dryRun ? undefined : openSyncStateWriter(statePath);
+  try {
+    return await syncChanges({ kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, writer, settings, destination }, globals, io, diff);
+  } finally {
+    writer?.close();
+  }
+}
+
+interface SyncPlan {
+  kind: SyncKind;
+  name: string;
+  trait: string;
+  statePath: string;
+  concurrency: number;
+  ratePerSecond: number | undefined;
+  dryRun: boolean;
+  writer: SyncStateWriter | undefined;
+  settings: DeliverySettings;
+  destination: Destination;
+}
+
+async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff: (known: ReadonlyMap<string, unknown>) => TraitChange[]): Promise<number> {
+  const { kind, name, trait, statePath, destination } = plan;
+  const state = await loadSyncState(statePath, kind, name, trait);
+  const changes = diff(state.values);
   const output = new Output(io, globals);
   output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
-  const dryRun = flags.dryRun === true;
-  const deliverer = dryRun ? undefined : await createDeliverer(settings);
+  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings);
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary;
   try {
@@ -63,9 +87,9 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
       }),
       deliverer,
       destination,
-      concurrency,
+      concurrency: plan.concurrency,
       ordered: false,
-      ratePerSecond,
+      ratePerSecond: plan.ratePerSecond,
       journal: undefined,
       deadLetter: undefined,
       signal: io.signal,
@@ -73,12 +97,12 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   } finally {
     await deliverer?.close();
     // Only delivered changes were applied: what failed or was not reached is sent next time.
-    if (!dryRun) await saveSyncState(statePath, state);
+    plan.writer?.save(state);
   }
   const interrupted = io.signal.aborted;
-  const lines = dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
+  const lines = plan.dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
   if (summary.failed > 0 || interrupted) lines.push("what was not delivered is sent again by the next sync");
-  printRunSummary(output, summary, { trait, state: dryRun ? null : statePath, interrupted }, lines);
+  printRunSummary(output, summary, { trait, state: plan.dryRun ? null : statePath, interrupted }, lines);
   return runExitCode(summary, interrupted);
 }
 
