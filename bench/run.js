@@ -3,3 +3,5 @@ console.log("== cold start");
 await import("./cold-start.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
+console.log("\n== a 100 MB line");
+await import("./long-line.js");
