@@ -48,6 +48,11 @@ export class Output {
     this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
   }
 
+  /** A line on stderr that --quiet does not silence: what the user must know to go on (how to resume). */
+  warn(line: string): void {
+    this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
+  }
+
   /** Shows a spinner on stderr (TTY only) until stopSpinner(). There is only ever one. */
   async spin(text: string): Promise<void> {
     if (!this.interactive) return;

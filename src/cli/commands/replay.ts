@@ -96,10 +96,9 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const notes = closeOutputs({ journal, deadLetter, deadLetterPath, freshDeadLetter: state.kind !== "partial", summary });
   if (finished && journal !== undefined) journal.complete({ lines: read.lines, digest: digestOf(digest), counts: totals(summary) });
   journal?.close();
-  const lines2: string[] = [];
-  if (notes.deadLetters !== undefined) lines2.push(`dead letters: ${notes.deadLetters}`);
-  if (interrupted) lines2.push(output.out.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
-  printRunSummary(output, summary, { deadLetter: notes.deadLetters ?? null, interrupted }, lines2);
+  printRunSummary(output, summary, { deadLetter: notes.deadLetters ?? null, interrupted }, notes.deadLetters === undefined ? [] : [`dead letters: ${notes.deadLetters}`]);
+  // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
+  if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);
 }
