@@ -2,7 +2,11 @@ import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { formatDurationMs } from "../core/duration.js";
-import type { DeliveryJob, JobOutcome, RunOptions, RunProgress, RunSummary } from "../engine/run-deliveries.js";
+import type { Readable } from "node:stream";
+import type { JournalState } from "../adapters/journal.js";
+import { emptyCounts } from "../adapters/journal.js";
+import { runExitCode, type DeliveryJob, type JobOutcome, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
+import type { RunFiles } from "../engine/run-files.js";
 import { printDryRun } from "./dry-run.js";
 import type { Output } from "./render.js";
 
@@ -78,4 +82,41 @@ function startProgress(output: Output, progress: () => RunProgress): { stop(): v
       output.stopSpinner();
     },
   };
+}
+
+/** What --resume found in the journal, for the log. */
+export function describeResume(state: JournalState, journalPath: string): string {
+  switch (state.kind) {
+    case "fresh":
+      return `no journal at ${journalPath}: starting from the top`;
+    case "partial":
+      return `resuming: ${state.finished.lines.length} lines already finished`;
+    case "complete":
+      return `the journal ${journalPath} records a complete run`;
+  }
+}
+
+/** --resume of a run that ended: checks the input is unchanged, then says what the run came to. */
+export async function printCompleteRun(output: Output, files: RunFiles, stream: Readable): Promise<number> {
+  const { state } = files;
+  if (state.kind !== "complete") throw new Error("printCompleteRun needs a complete journal");
+  let deadLetters: string | undefined;
+  try {
+    await files.checkUnchanged(stream);
+  } finally {
+    stream.destroy();
+    deadLetters = files.finish(undefined, false);
+  }
+  const { counts } = state;
+  output.record({ summary: true, complete: true, ...counts, deadLetter: deadLetters ?? null });
+  output.result(`complete already: ${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed; nothing was sent`);
+  if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
+  const summary: RunSummary = { ...emptyCounts(), unfinished: 0, dryRun: 0, alreadyFinished: state.lines, earlier: counts, writeError: undefined, elapsedMs: 0, eventsPerSecond: 0 };
+  return runExitCode(summary, false);
+}
+
+/** The same error, with a hint saying how to go on. */
+export function withHint<E extends Error & { hint: string | undefined }>(error: E, hint: string): E {
+  (error as { hint: string | undefined }).hint = hint;
+  return error;
 }

@@ -1,0 +1,114 @@
+import { createHash, type Hash } from "node:crypto";
+import { rmSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { AppendFile } from "../adapters/append-file.js";
+import { Journal, type JournalHeader, type JournalState, type OutcomeCounts } from "../adapters/journal.js";
+import { readLineBatches, type InputLine } from "../adapters/line-reader.js";
+import { UsageError } from "../core/errors.js";
+import { skipFinishedLines } from "./resume.js";
+import type { RunSummary } from "./run-deliveries.js";
+
+export interface RunFilesOptions extends JournalHeader {
+  /** How messages name the input: a file name, or "standard input". */
+  inputName: string;
+  journalPath: string;
+  deadLetterPath: string;
+  resume: boolean;
+}
+
+/**
+ * The files of a resumable run over an NDJSON input (replay, ingest): the journal (locked) and
+ * the dead-letter file, opened before the first request; the input read with its digest and,
+ * on resume, without the lines already finished; and, at the end, the journal completed or kept
+ * and an unused dead-letter file removed.
+ */
+export class RunFiles {
+  private readonly digest: Hash = createHash("sha256");
+  private lastLine = 0;
+
+  private constructor(
+    private readonly options: RunFilesOptions,
+    readonly journal: Journal,
+    readonly deadLetter: AppendFile,
+    readonly state: JournalState,
+  ) {}
+
+  static async open(options: RunFilesOptions): Promise<RunFiles> {
+    const { journal, state } = await Journal.open(options.journalPath, options, options.resume);
+    try {
+      // A fresh run's dead-letter file holds this run's failures only; a resumed run's adds to it.
+      const deadLetter = AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate");
+      return new RunFiles(options, journal, deadLetter, state);
+    } catch (error) {
+      journal.close();
+      throw error;
+    }
+  }
+
+  /** What the earlier parts of a resumed run came to. */
+  get earlier(): OutcomeCounts | undefined {
+    return this.state.kind === "partial" || this.state.kind === "complete" ? this.state.counts : undefined;
+  }
+
+  /** The input's lines, hashed as they are read, without those an earlier part finished. */
+  lines(stream: Readable): AsyncIterable<InputLine[]> {
+    const counted = this.count(readLineBatches(stream, { digest: this.digest }));
+    return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName) : counted;
+  }
+
+  /** With a journal of a run that ended: reads the input through, and refuses it if it changed. */
+  async checkUnchanged(stream: Readable): Promise<void> {
+    if (this.state.kind !== "complete") return;
+    for await (const batch of this.lines(stream)) void batch;
+    if (this.digestText() !== this.state.digest || this.lastLine !== this.state.lines) {
+      throw new UsageError(`--resume: ${this.options.inputName} is not the input of the complete run the journal records (it changed since); nothing was sent`, {
+        hint: "run without --resume to send it all from the top",
+      });
+    }
+  }
+
+  /**
+   * Ends the files: the journal is completed when the whole input was finished (else kept for
+   * --resume), and a fresh dead-letter file that received nothing is removed. Returns the
+   * dead-letter file's path when it holds records of this run or an earlier part.
+   */
+  finish(summary: RunSummary | undefined, finished: boolean): string | undefined {
+    const fresh = this.state.kind !== "partial";
+    try {
+      this.deadLetter.close();
+    } catch {
+      // The write error is the summary's already.
+    }
+    const earlier = this.earlier;
+    const any = this.deadLetter.count > 0 || (!fresh && earlier !== undefined && earlier.invalid + earlier.failed > 0);
+    if (!any && fresh) rmSync(this.options.deadLetterPath, { force: true });
+    try {
+      if (finished && summary !== undefined) this.journal.complete({ lines: this.lastLine, digest: this.digestText(), counts: totals(summary) });
+    } finally {
+      this.journal.close();
+    }
+    return any ? this.options.deadLetterPath : undefined;
+  }
+
+  private async *count(batches: AsyncIterable<InputLine[]>): AsyncGenerator<InputLine[]> {
+    for await (const batch of batches) {
+      const last = batch[batch.length - 1];
+      if (last !== undefined) this.lastLine = last.number;
+      yield batch;
+    }
+  }
+
+  private digestText(): string {
+    return `sha256:${this.digest.digest("hex")}`;
+  }
+}
+
+function totals(summary: RunSummary): OutcomeCounts {
+  const { earlier } = summary;
+  return {
+    delivered: earlier.delivered + summary.delivered,
+    skipped: earlier.skipped + summary.skipped,
+    invalid: earlier.invalid + summary.invalid,
+    failed: earlier.failed + summary.failed,
+  };
+}
