@@ -45,6 +45,12 @@ function addSecretOptions(command: Command): Command {
     .option("--source <name>", "with a config of several sources: the source whose sharedSecret to use");
 }
 
+/** The options the user gave (not commander's defaults): what a resume command must repeat. */
+function givenOptions(command: Command): Record<string, unknown> {
+  const opts = command.opts();
+  return Object.fromEntries(Object.entries(opts).filter(([key]) => command.getOptionValueSource(key) !== "default"));
+}
+
 /** The one command registry. Each action loads its module only when it runs. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode = 0;
@@ -128,7 +134,7 @@ ${examples(
     )
     .action(async (file: string, _flags, command: Command) => {
       const { runReplay } = await import("./commands/replay.js");
-      exitCode = await runReplay(file, command.opts(), globals(), io);
+      exitCode = await runReplay(file, command.opts(), globals(), io, givenOptions(command));
     });
 
   program
@@ -144,17 +150,22 @@ ${examples(
     .option("--flush-after <duration>", "send a batch this long after the last one", "5s")
     .option("--source <name>", "use this config source's writeKey")
     .option("--config <file>", "config file (default: search)")
+    .option("--dead-letter <file>", "where invalid lines and the messages of failed batches go (default: <file>.ingest-failed.ndjson, wh-ingest-failed.ndjson for stdin)")
+    .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-ingest-journal, wh-stdin.wh-ingest-journal for stdin)")
+    .option("--resume", "continue from the journal: send nothing it records as finished")
     .addHelpText(
       "after",
       `
 Batches never pass 500 KB; a message over 32 KB, or one that breaks the rules, is reported as
 "line N: reason", skipped, and makes the exit code 1. A batch is retried on 5xx, 429 and network
-errors (10 attempts at most); other 4xx are final. DEBUG=analytics logs every step on stderr.
+errors (10 attempts at most); other 4xx are final. The messages of a failed batch and invalid lines
+go to the dead-letter file with their line numbers; Ctrl-C stops within 5 s, even while batches
+wait to retry, and --resume goes on. DEBUG=analytics logs every step on stderr.
 ${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://ingest.example.com", "cat events.ndjson | wh ingest - --flush-at 100 --json")}`,
     )
     .action(async (file: string, _flags, command: Command) => {
       const { runIngest } = await import("./commands/ingest.js");
-      exitCode = await runIngest(file, command.opts(), globals(), io);
+      exitCode = await runIngest(file, command.opts(), globals(), io, givenOptions(command));
     });
 
   addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))

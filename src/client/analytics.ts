@@ -42,6 +42,8 @@ export interface AnalyticsOptions {
   logger?: ((line: string) => void) | undefined;
   transport?: HttpTransport | undefined;
   clock?: Clock | undefined;
+  /** Aborting stops every batch in flight, its retries included: those batches emit "aborted". */
+  signal?: AbortSignal | undefined;
 }
 
 /** The fields of a call, as the seed's messages name them. */
@@ -97,6 +99,8 @@ export interface AnalyticsEvents {
   failure: [BatchResult];
   /** A batch will be sent again after delayMs. */
   retry: [{ messages: QueuedMessage[]; attempt: number; delayMs: number }];
+  /** A batch was stopped by the `signal` option before it ended: neither sent nor failed. */
+  aborted: [BatchResult];
 }
 
 interface Pending {
@@ -124,6 +128,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private readonly transport: HttpTransport;
   private readonly ownTransport: ClosableTransport | undefined;
   private readonly log: ((line: string) => void) | undefined;
+  private readonly signal: AbortSignal | undefined;
   private queue: Pending[] = [];
   private queueBytes = 0;
   private lastFlushAt: number;
@@ -157,6 +162,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const debug = options.debug ?? isDebugEnabled(process.env.DEBUG);
     this.log = debug ? (options.logger ?? ((line) => process.stderr.write(`${line}\n`))) : undefined;
     this.lastFlushAt = this.clock.now();
+    this.signal = options.signal;
   }
 
   identify(fields: IdentifyFields): QueuedMessage {
@@ -271,10 +277,12 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: this.maxAttempts },
       timeoutMs: this.timeoutMs,
       userAgent: USER_AGENT,
+      signal: this.signal,
       onEvent: (event) => this.onDeliveryEvent(event, messages),
     });
     const result: BatchResult = { messages, bytes, report };
     if (report.outcome === "delivered") this.emit("success", result);
+    else if (report.outcome === "aborted") this.emit("aborted", result);
     else {
       const target = report.targets[0];
       this.log?.(`analytics: batch of ${messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`);

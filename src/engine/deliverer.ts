@@ -12,11 +12,20 @@ export interface DeliverCallOptions {
   onEvent?: ((event: DeliveryEvent) => void) | undefined;
 }
 
+/** What a run sends each event with: one destination (replay), or a batching client (ingest). */
+export interface Sender {
+  send(body: string, signal: AbortSignal): Promise<DeliveryReport>;
+  /** Deliveries now waiting to retry. */
+  readonly retrying: number;
+}
+
 /** The delivery engine wired to the real network and clock, for one command run. */
 export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry a URL. */
   readonly retrying: number;
+  /** A sender of every event to one destination, for a run. */
+  to(destination: Destination): Sender;
   close(): Promise<void>;
 }
 
@@ -36,10 +45,16 @@ export async function createDeliverer(settings: DeliverySettings): Promise<Deliv
       }
     },
   };
-  return {
+  const deliverer: Deliverer = {
     get retrying() {
       return retrying;
     },
+    to: (destination) => ({
+      send: (body, signal) => deliverer.deliver(body, destination, { signal }),
+      get retrying() {
+        return retrying;
+      },
+    }),
     deliver: (body, destination, options = {}) =>
       deliverMessage(body, {
         targets: destination.targets,
@@ -54,4 +69,5 @@ export async function createDeliverer(settings: DeliverySettings): Promise<Deliv
       }),
     close: () => transport.close(),
   };
+  return deliverer;
 }

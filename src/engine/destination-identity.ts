@@ -13,8 +13,14 @@ export function destinationIdentity(destination: Destination): { fingerprint: st
     targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
   });
   const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
-  return {
-    fingerprint: createHash("sha256").update(canonical).digest("hex"),
-    description: destination.source === undefined ? urls : `${urls} (source ${destination.source})`,
-  };
+  return identity(canonical, destination.source === undefined ? urls : `${urls} (source ${destination.source})`);
+}
+
+/** The same for an ingestion endpoint: its URL and the write key (in the fingerprint only). */
+export function endpointIdentity(endpoint: URL, writeKey: string): { fingerprint: string; description: string } {
+  return identity(JSON.stringify({ endpoint: endpoint.href, writeKey }), redactUrl(endpoint));
+}
+
+function identity(canonical: string, description: string): { fingerprint: string; description: string } {
+  return { fingerprint: createHash("sha256").update(canonical).digest("hex"), description };
 }

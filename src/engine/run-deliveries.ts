@@ -3,13 +3,12 @@ import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type Journal, type OutcomeCounts } from "../adapters/journal.js";
-import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { PrepareResult } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
 import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
 import { OutputWriteError } from "../core/errors.js";
-import type { Deliverer } from "./deliverer.js";
+import type { Sender } from "./deliverer.js";
 
 /** One event to deliver: where it came from, and what preparing it gave. */
 export interface DeliveryJob {
@@ -48,8 +47,8 @@ export interface RunCounts {
 
 export interface RunOptions {
   /** Absent in a dry run. */
-  deliverer: Deliverer | undefined;
-  destination: Destination;
+  /** Where each event goes; absent in a dry run. */
+  sender: Sender | undefined;
   concurrency: number;
   /** Keep each user's events in input order. */
   ordered: boolean;
@@ -65,7 +64,7 @@ export interface RunOptions {
   earlier?: OutcomeCounts | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
-  /** A dry run (no deliverer) hands each event's body here instead of sending it. */
+  /** A dry run (no sender) hands each event's body here instead of sending it. */
   onDryRun?: (job: DeliveryJob, body: string) => void;
   /** Starts a progress display over the live counts; stopped when the run ends. */
   startProgress?: (progress: () => RunProgress) => { stop(): void };
@@ -165,7 +164,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     }
   };
 
-  const progress = options.startProgress?.(() => ({ counts, retrying: options.deliverer?.retrying ?? 0, startedAt }));
+  const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, startedAt }));
   let nextStartAt = Date.now();
   try {
     reading: for await (const batch of jobs) {
@@ -180,7 +179,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
           continue;
         }
-        if (options.deliverer === undefined) {
+        if (options.sender === undefined) {
           options.onDryRun?.(job, prepared.message.body);
           finish(job, "dry-run");
           continue;
@@ -191,9 +190,9 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
           if (stop.signal.aborted) break reading;
         }
-        const deliverer = options.deliverer;
+        const sender = options.sender;
         const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
-          const report = await deliverer.deliver(prepared.message.body, options.destination, { signal: hardStop.signal });
+          const report = await sender.send(prepared.message.body, hardStop.signal);
           if (report.outcome === "delivered") finish(job, "delivered", report);
           else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
           else finish(job, "interrupted", report);

@@ -1,16 +1,27 @@
-import { readLines } from "../../adapters/line-reader.js";
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import type { InputLine } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
-import { Analytics, AnalyticsError, type BatchResult } from "../../client/analytics.js";
+import { Analytics, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
 import { formatDurationMs, parseDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
+import { buildIngestMessage } from "../../core/message/ingest-message.js";
 import { parseJson } from "../../core/message/parse-json.js";
+import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl } from "../../core/redact.js";
+import { analyticsSender } from "../../engine/analytics-sender.js";
+import { endpointIdentity } from "../../engine/destination-identity.js";
+import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
+import { RunFiles } from "../../engine/run-files.js";
+import { VERSION } from "../../version.js";
 import { parseIntFlag } from "../flag-values.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
+import { resumeCommand } from "../resume-hint.js";
+import { describeResume, printCompleteRun, withHint } from "../run-report.js";
 
 export interface IngestFlags {
   writeKey?: string;
@@ -19,68 +30,130 @@ export interface IngestFlags {
   flushAfter?: string;
   config?: string;
   source?: string;
+  deadLetter?: string;
+  journal?: string;
+  resume?: boolean;
 }
 
 /** Batches in flight at most, so that a large file does not queue itself into memory. */
 const MAX_PENDING_BATCHES = 8;
 
-/** `wh ingest <file|->`: sends NDJSON messages to a Segment-compatible ingestion API in batches. */
-export async function runIngest(file: string, flags: IngestFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const stream = await openInputStream(file, io.cwd, io.stdin);
+/**
+ * `wh ingest <file|->`: sends NDJSON messages to a Segment-compatible ingestion API in batches,
+ * on the same runner as wh replay: a journal for --resume, dead letters for invalid lines and
+ * failed batches (each message with its line number), Ctrl-C within the grace period.
+ */
+export async function runIngest(file: string, flags: IngestFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
   const flushAt = parseIntFlag("--flush-at", flags.flushAt, 20, 1, 100_000);
   const flushAfterMs = flags.flushAfter === undefined ? 5_000 : parseDurationMs(flags.flushAfter);
   if (flushAfterMs === undefined || flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(flags.flushAfter)}: expected a duration such as 500ms or 5s`);
   const { writeKey, endpoint } = await resolveIngestSettings(flags, io);
   const output = new Output(io, globals);
-  const client = new Analytics({ writeKey, endpoint, flushAt, flushAfterMs });
-  const counts = { sent: 0, failed: 0, invalid: 0, batches: 0 };
+  const fromStdin = file === "-";
+  const inputName = fromStdin ? "standard input" : file;
+  const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-ingest-journal" : `${file}.wh-ingest-journal`));
+  const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-ingest-failed.ndjson" : `${file}.ingest-failed.ndjson`));
+  const stream = await openInputStream(file, io.cwd, io.stdin);
+  const files = await RunFiles.open({
+    command: "ingest",
+    input: fromStdin ? "-" : resolve(io.cwd, file),
+    inputName,
+    destination: endpointIdentity(new URL(endpoint), writeKey),
+    journalPath,
+    deadLetterPath,
+    resume: flags.resume === true,
+  });
+  if (flags.resume === true) output.log(describeResume(files.state, journalPath));
+  if (files.state.kind === "complete") return await printCompleteRun(output, files, stream);
+
+  const stopClient = new AbortController();
+  const client = new Analytics({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal });
+  const batches = { count: 0 };
   const onBatch = (outcome: "sent" | "failed") => (result: BatchResult) => {
-    counts.batches += 1;
-    counts[outcome] += result.messages.length;
+    batches.count += 1;
     const target = result.report.targets[0];
-    output.record({ batch: counts.batches, outcome, messages: result.messages.length, bytes: result.bytes, attempts: result.report.attempts, last: describeOutcome(target?.last) });
+    output.record({ batch: batches.count, outcome, messages: result.messages.length, bytes: result.bytes, attempts: result.report.attempts, last: describeOutcome(target?.last) });
     if (outcome === "failed") output.log(output.err.red(`batch of ${result.messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`));
   };
   client.on("success", onBatch("sent"));
   client.on("failure", onBatch("failed"));
   client.on("retry", ({ messages, attempt, delayMs }) => output.log(output.err.yellow(`batch of ${messages.length}: attempt ${attempt} failed, retrying in ${formatDurationMs(delayMs)}`)));
-  const startedAt = Date.now();
+  const sender = analyticsSender(client, () => stopClient.abort());
+  let summary: RunSummary | undefined;
+  let deadLetters: string | undefined;
   try {
-    for await (const line of readLines(stream)) {
-      if (io.signal.aborted) break;
-      if (line.text.trim() === "") continue;
-      const reason = enqueueLine(client, line.text);
-      if (reason !== undefined) {
-        counts.invalid += 1;
-        output.record({ line: line.number, outcome: "invalid", reason });
-        output.log(output.err.red(`line ${line.number}: ${reason}`));
-      }
-      await client.belowPending(MAX_PENDING_BATCHES);
-    }
+    summary = await runDeliveries(readIngestJobs(files.lines(stream), () => sender.endOfInput()), {
+      sender,
+      concurrency: flushAt * MAX_PENDING_BATCHES,
+      ordered: false,
+      ratePerSecond: undefined,
+      journal: files.journal,
+      deadLetter: files.deadLetter,
+      earlier: files.earlier,
+      signal: io.signal,
+      stopInput: () => void stream.destroy(),
+      onOutcome: (job, outcome, _report, reason) => {
+        if (outcome !== "invalid") return;
+        output.record({ line: job.number, outcome, reason });
+        output.log(output.err.red(`line ${job.number}: ${reason}`));
+      },
+    });
   } finally {
+    stream.destroy();
     await client.close();
+    const interrupted = io.signal.aborted;
+    deadLetters = files.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }
-  const elapsedMs = Date.now() - startedAt;
-  output.record({ summary: true, ...counts, elapsedMs, endpoint: redactUrl(new URL(endpoint)) });
-  output.result(`${counts.sent} sent in ${counts.batches} batch${counts.batches === 1 ? "" : "es"}, ${counts.failed} failed, ${counts.invalid} invalid, in ${formatDurationMs(elapsedMs)}`);
-  if (io.signal.aborted) return 130;
-  return counts.failed > 0 || counts.invalid > 0 ? 1 : 0;
+  const interrupted = io.signal.aborted;
+  const { earlier } = summary;
+  output.record({
+    summary: true,
+    sent: summary.delivered,
+    failed: summary.failed,
+    invalid: summary.invalid,
+    batches: batches.count,
+    unfinished: summary.unfinished,
+    earlier,
+    elapsedMs: summary.elapsedMs,
+    endpoint: redactUrl(new URL(endpoint)),
+    deadLetter: deadLetters ?? null,
+    interrupted,
+  });
+  const before = summary.alreadyFinished > 0 ? `; before: ${earlier.delivered} sent, ${earlier.failed} failed, ${earlier.invalid} invalid` : "";
+  const unfinished = summary.unfinished > 0 ? `, ${summary.unfinished} not finished` : "";
+  output.result(`${summary.delivered} sent in ${batches.count} batch${batches.count === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`);
+  if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
+  const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given)}`;
+  if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
+  if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
+  return runExitCode(summary, interrupted);
 }
 
-/** Queues one NDJSON line; returns why it was refused, if it was. */
-function enqueueLine(client: Analytics, text: string): string | undefined {
-  const parsed = parseJson(text);
-  if (!parsed.ok) return parsed.error;
-  const value = parsed.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return "expected a JSON object";
-  const { type, ...fields } = value as Record<string, unknown>;
-  try {
-    client.enqueue(typeof type === "string" ? type : String(type), fields);
-    return undefined;
-  } catch (error) {
-    if (error instanceof AnalyticsError) return error.message;
-    throw error;
+const LIBRARY = { name: "wh", version: VERSION };
+
+/** Each line checked with the client's own rules as it is read; the body sent is the line. */
+async function* readIngestJobs(batches: AsyncIterable<InputLine[]>, endOfInput: () => void): AsyncGenerator<DeliveryJob[]> {
+  const stamps = { now: () => new Date(), newId: randomUUID };
+  for await (const lines of batches) {
+    const jobs: DeliveryJob[] = [];
+    for (const line of lines) {
+      if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
+      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepareIngestLine(line.text, stamps) });
+    }
+    yield jobs;
   }
+  endOfInput();
+}
+
+function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
+  const parsed = parseJson(text);
+  if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
+  const value = parsed.value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, kind: "invalid-message", error: "expected a JSON object" };
+  const built = buildIngestMessage(value, stamps, LIBRARY);
+  if (!built.ok) return { ok: false, kind: built.code === "E_MESSAGE_TOO_LARGE" ? "too-large" : "invalid-message", error: built.error };
+  const messageId = (value as { messageId?: unknown }).messageId;
+  return { ok: true, message: { type: built.type, body: text, userKey: undefined, messageId: typeof messageId === "string" ? messageId : undefined, enabled: true } };
 }
 
 /** The write key and endpoint: flags, then WH_WRITE_KEY / WH_ENDPOINT, then the config (the source's writeKey, then `ingest`). */

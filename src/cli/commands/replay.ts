@@ -26,7 +26,7 @@ export interface ReplayFlags extends DeliveryFlags {
 }
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
-export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
   const options = parseReplayFlags(flags);
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
@@ -40,7 +40,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-journal" : `${file}.wh-journal`));
   const stream = await openInputStream(file, io.cwd, io.stdin);
   const inputName = fromStdin ? "standard input" : file;
-  const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, { ...flags })}`;
+  const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given)}`;
   let deadLetters: string | undefined;
 
   // Every file the run writes is opened (and the journal locked) before the first request.
@@ -56,8 +56,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     summary = await runDeliveries(readJobs(files?.lines(stream) ?? readLineBatches(stream)), {
       ...options,
       ...renderRun(output, destination),
-      deliverer,
-      destination,
+      sender: deliverer?.to(destination),
       journal: files?.journal,
       deadLetter: files?.deadLetter,
       earlier: files?.earlier,

@@ -85,8 +85,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
         if (change.change === "left") state.values.delete(change.userId);
         else state.values.set(change.userId, change.value);
       }),
-      deliverer,
-      destination,
+      sender: deliverer?.to(destination),
       concurrency: plan.concurrency,
       ordered: false,
       ratePerSecond: plan.ratePerSecond,

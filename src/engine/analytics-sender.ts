@@ -1,0 +1,59 @@
+import type { Analytics, BatchResult, QueuedMessage } from "../client/analytics.js";
+import type { DeliveryReport } from "../core/deliver.js";
+import type { Sender } from "./deliverer.js";
+
+/**
+ * Sends a run's events through the batching Analytics client (wh ingest): each event is queued
+ * when the run starts it, and ends when the batch it went out in ends. A body is the message as
+ * JSON, already validated by the caller. Aborting the run's signal stops the client's batches,
+ * waiting retries included, so that a Ctrl-C ends within the grace period.
+ */
+export function analyticsSender(client: Analytics, abortClient: () => void): Sender & { endOfInput(): void } {
+  const waiting = new Map<QueuedMessage, (report: DeliveryReport) => void>();
+  const retrying = new Set<BatchResult["messages"]>();
+  const settle = (result: BatchResult): void => {
+    retrying.delete(result.messages);
+    for (const message of result.messages) {
+      waiting.get(message)?.(result.report);
+      waiting.delete(message);
+    }
+  };
+  client.on("success", settle);
+  client.on("failure", settle);
+  client.on("aborted", settle);
+  client.on("retry", ({ messages }) => retrying.add(messages));
+  let listening = false;
+  // Once the input has ended, nothing more will fill a batch: what is queued goes at once (in
+  // one batch per turn of the event loop, not one per event).
+  let ended = false;
+  let flushScheduled = false;
+  const flushSoon = (): void => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(() => {
+      flushScheduled = false;
+      void client.flush();
+    });
+  };
+  return {
+    endOfInput() {
+      ended = true;
+      flushSoon();
+    },
+    get retrying() {
+      let count = 0;
+      for (const messages of retrying) count += messages.length;
+      return count;
+    },
+    send(body, signal) {
+      if (!listening) {
+        listening = true;
+        signal.addEventListener("abort", abortClient, { once: true });
+      }
+      const { type, ...fields } = JSON.parse(body) as { type: string };
+      const message = client.enqueue(type, fields);
+      if (ended) flushSoon();
+      return new Promise<DeliveryReport>((resolve) => waiting.set(message, resolve));
+    },
+  };
+}
