@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, renameSync, rmSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { InputError, OutputWriteError, UsageError } from "../core/errors.js";
 import { acquireLock } from "./lock-file.js";
@@ -65,7 +65,10 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
   const temporary = `${path}.${process.pid}.tmp`;
   let fd: number | undefined;
   try {
-    if (isDirectory(path)) throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
+    const kind = fileKind(path);
+    if (kind === "directory") throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
+    // Renaming over a link would replace the link, not write through it; refused all the same, as every file wh writes.
+    if (kind === "link") throw new UsageError(`--state ${path}: is a symbolic link (wh does not write through links: give the real path)`, { hint: "nothing was sent" });
     fd = openOutputFile(temporary, "--state", "truncate");
   } catch (error) {
     lock.release();
@@ -95,10 +98,11 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
   };
 }
 
-function isDirectory(path: string): boolean {
+function fileKind(path: string): "directory" | "link" | "other" {
   try {
-    return statSync(path).isDirectory();
+    const stats = lstatSync(path);
+    return stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "directory" : "other";
   } catch {
-    return false;
+    return "other";
   }
 }
