@@ -17,13 +17,17 @@ export class AppendFile {
   private written = 0;
   private size: number;
   private failure: OutputWriteError | undefined;
+  /** False for a device (/dev/null, /dev/full) or a pipe: never removed, never cut back. */
+  readonly isRegularFile: boolean;
 
   private constructor(
     readonly path: string,
     private readonly what: string,
     private fd: number | undefined,
   ) {
-    this.size = fd === undefined ? 0 : fstatSync(fd).size;
+    const stats = fd === undefined ? undefined : fstatSync(fd);
+    this.size = stats?.size ?? 0;
+    this.isRegularFile = stats?.isFile() === true;
   }
 
   /** @param mode "append" keeps what the file holds, "truncate" starts it afresh. */
@@ -35,7 +39,7 @@ export class AppendFile {
     this.buffer.push(text);
   }
 
-  /** How many records have been written whole. */
+  /** How many records have been written whole (a failed flush counts those that fit). */
   get count(): number {
     return this.written;
   }
@@ -48,24 +52,27 @@ export class AppendFile {
   flush(): void {
     if (this.failure !== undefined) throw this.failure;
     if (this.buffer.length === 0 || this.fd === undefined) return;
-    const records = this.buffer.length;
-    const bytes = Buffer.from(this.buffer.join(""));
+    const records = this.buffer;
+    const bytes = Buffer.from(records.join(""));
     this.buffer = [];
     let offset = 0;
     try {
       while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset);
     } catch (error) {
-      // Cut off what this flush wrote in part, so the file ends on a whole record.
+      // Keep the records that reached the file whole; cut off the one that did not.
+      const { count, length } = wholeRecords(records, offset);
       try {
-        if (offset > 0) ftruncateSync(this.fd, this.size);
+        if (offset > length && this.isRegularFile) ftruncateSync(this.fd, this.size + length);
       } catch {
         // The reader drops a torn last line anyway (it has no newline).
       }
+      this.size += length;
+      this.written += count;
       this.failure = new OutputWriteError(`could not write ${this.what} ${this.path}: ${describeOutputError(error, this.path)}`, { cause: error });
       throw this.failure;
     }
     this.size += bytes.length;
-    this.written += records;
+    this.written += records.length;
   }
 
   /** Flushes (unless broken) and closes. */
@@ -77,4 +84,17 @@ export class AppendFile {
       this.fd = undefined;
     }
   }
+}
+
+/** How many of `records` (and how many bytes of them) lie whole within the first `bytes` written. */
+function wholeRecords(records: readonly string[], bytes: number): { count: number; length: number } {
+  let length = 0;
+  let count = 0;
+  for (const record of records) {
+    const next = length + Buffer.byteLength(record);
+    if (next > bytes) break;
+    length = next;
+    count += 1;
+  }
+  return { count, length };
 }

@@ -103,6 +103,8 @@ export class Journal {
    */
   complete(record: { lines: number; digest: string; counts: OutcomeCounts }): void {
     this.file.close();
+    // A journal on a device (--journal /dev/null) keeps nothing to complete; never rename over it.
+    if (!this.file.isRegularFile) return;
     const temporary = `${this.file.path}.${process.pid}.tmp`;
     const fd = openOutputFile(temporary, "--journal", "truncate");
     try {

@@ -68,6 +68,7 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
     const kind = fileKind(path);
     if (kind === "directory") throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
     // Renaming over a link would replace the link, not write through it; refused all the same, as every file wh writes.
+    if (kind === "special") throw new UsageError(`--state ${path}: not a regular file`, { hint: "nothing was sent" });
     if (kind === "link") throw new UsageError(`--state ${path}: is a symbolic link (wh does not write through links: give the real path)`, { hint: "nothing was sent" });
     fd = openOutputFile(temporary, "--state", "truncate");
   } catch (error) {
@@ -98,11 +99,11 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
   };
 }
 
-function fileKind(path: string): "directory" | "link" | "other" {
+function fileKind(path: string): "directory" | "link" | "special" | "file" | "missing" {
   try {
     const stats = lstatSync(path);
-    return stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "directory" : "other";
+    return stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "directory" : stats.isFile() ? "file" : "special";
   } catch {
-    return "other";
+    return "missing";
   }
 }

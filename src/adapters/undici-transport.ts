@@ -207,8 +207,10 @@ function describeError(error: unknown): TransportResult {
   if (tlsCode !== undefined) {
     return { kind: "error", code: "tls", message: `untrusted certificate: ${errorMessage(error)} (${tlsCode}); no request was sent` };
   }
-  // A malformed answer (llhttp's HPE_ codes, a body shorter than its length) is retried like a reset.
-  const kind: TransportErrorCode = codes.some((code) => CONNECTION_CODES.has(code) || code.startsWith("HPE_")) ? "connection" : "other";
+  // A malformed answer (undici's HTTPParserError, whose code it often leaves unset; a body
+  // shorter than its length) is retried like a reset connection.
+  const malformed = (error as { name?: unknown }).name === "HTTPParserError" || codes.some((code) => code.startsWith("HPE_"));
+  const kind: TransportErrorCode = malformed || codes.some((code) => CONNECTION_CODES.has(code)) ? "connection" : "other";
   const text = errorMessage(error);
   const code = codes[codes.length - 1];
   return { kind: "error", code: kind, message: code === undefined || text.includes(code) ? text : `${text} (${code})` };

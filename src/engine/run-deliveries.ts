@@ -123,13 +123,21 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   const flush = (): void => {
     flushScheduled = false;
     if (deadJobs.length > 0) {
-      const written = deadJobs;
+      const pending = deadJobs;
       deadJobs = [];
+      const before = deadLetter?.count ?? 0;
       try {
         deadLetter?.flush();
-        for (const { job, outcome } of written) journal?.markFinished(job.number, job.original, outcome);
       } catch (error) {
         recordWriteError(error);
+      }
+      // Only the lines whose records were written whole (all of them, unless the disk refused).
+      const whole = (deadLetter?.count ?? before) - before;
+      for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
+      // The rest are not finished: they are reported again on resume.
+      for (const { outcome } of pending.slice(whole)) {
+        counts[outcome] -= 1;
+        counts.unfinished += 1;
       }
     }
     try {

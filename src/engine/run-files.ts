@@ -81,7 +81,8 @@ export class RunFiles {
     }
     const earlier = this.earlier;
     const any = this.deadLetter.count > 0 || (!fresh && earlier !== undefined && earlier.invalid + earlier.failed > 0);
-    if (!any && fresh) rmSync(this.options.deadLetterPath, { force: true });
+    // Only a regular file wh started afresh: never a device such as /dev/null.
+    if (!any && fresh && this.deadLetter.isRegularFile) rmSync(this.options.deadLetterPath, { force: true });
     try {
       if (finished && summary !== undefined) this.journal.complete({ lines: this.lastLine, digest: this.digestText(), counts: totals(summary) });
     } finally {
