@@ -29,7 +29,10 @@ export class Output {
     this.quiet = flags.quiet === true;
     this.out = chalk;
     this.err = chalkStderr;
-    this.interactive = io.stderr.isTTY === true && !this.quiet && io.env.CI === undefined;
+    // A terminal of no width (a pseudo-terminal nobody sized) cannot show a spinner: ora would
+    // divide by its zero columns and clear lines forever.
+    const columns = (io.stderr as { columns?: number }).columns;
+    this.interactive = io.stderr.isTTY === true && !this.quiet && io.env.CI === undefined && columns !== 0;
   }
 
   /** A human result line on stdout; nothing with --json. */
