@@ -6,7 +6,7 @@ import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { countByMessageId, manyEvents, messageIdOf, readNdjson, runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
+import { countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
 import { makeTempDir, removeTempDirs, run, type WhProcess } from "./run-wh.js";
 
 // A write that fails mid-run, poison lines, malformed answers, Retry-After storms and the exit
@@ -210,6 +210,34 @@ describe("answers and Retry-After", () => {
     expect(receiver.requests.length).toBeLessThan(64 * 8);
     const records = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
     expect(records).toHaveLength(64);
+  });
+});
+
+describe("our own shutdown is not a failure", () => {
+  it("leaves events cut off by the end of the grace period unfinished (sent again on resume), never dead-lettered", async () => {
+    const dir = await makeTempDir();
+    const events = manyEvents(20, 20);
+    await writeFile(join(dir, "events.ndjson"), ndjson(events.map((event) => event.line)));
+    let hanging = true;
+    let running: WhProcess | undefined;
+    const receiver = await server({
+      replies: (_request, index) => {
+        if (index === 7) running?.child.kill("SIGINT");
+        return hanging ? "hang" : 200;
+      },
+    });
+    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "8", "--timeout", "60s"], { cwd: dir });
+
+    const stopped = await running.exited;
+
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(stopped.stderr).not.toMatch(/: failed:/);
+    expect(await exists(join(dir, "events.ndjson.failed.ndjson"))).toBe(false);
+    expect(stopped.stdout).toMatch(/0 failed, 20 not finished/);
+    hanging = false;
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/^20 delivered/m);
   });
 });
 
