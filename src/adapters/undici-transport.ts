@@ -10,12 +10,16 @@ import type { TransportErrorCode } from "../core/retry-policy.js";
  * undici 7 move the file, the whole package is loaded instead.
  */
 function loadAgent(): typeof AgentClass {
+  return loadDispatcher<typeof AgentClass>("agent.js", "Agent");
+}
+
+function loadDispatcher<T>(file: string, name: keyof typeof import("undici")): T {
   const require = createRequire(import.meta.url);
   try {
-    return require("undici/lib/dispatcher/agent.js") as typeof AgentClass;
+    return require(`undici/lib/dispatcher/${file}`) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    return (require("undici") as typeof import("undici")).Agent;
+    return (require("undici") as typeof import("undici"))[name] as T;
   }
 }
 
@@ -24,7 +28,16 @@ const Agent = loadAgent();
 export interface UndiciTransportOptions {
   /** Extra trusted CA certificates (PEM), added to Node's own roots. */
   ca?: readonly string[] | undefined;
+  /** HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read from here (default: none, no proxy). */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Keep the start of every answer's body, 2xx included (for --verbose); default only of the others. */
+  keepEveryBody?: boolean | undefined;
 }
+
+const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
+
+/** An answer's body is kept up to this many bytes, for reports. */
+export const BODY_EXCERPT_BYTES = 1024;
 
 export interface ClosableTransport extends HttpTransport {
   close(): Promise<void>;
@@ -41,7 +54,13 @@ export interface ClosableTransport extends HttpTransport {
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): ClosableTransport {
   const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...rootCertificates, ...options.ca];
-  const agent = new Agent({ connect: ca === undefined ? {} : { ca } });
+  // Certificates are always checked: rejectUnauthorized is set here, so that
+  // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn the check off.
+  const tls = { rejectUnauthorized: true as const, ...(ca === undefined ? {} : { ca }) };
+  const env = options.env ?? {};
+  const proxied = PROXY_VARIABLES.some((name) => (env[name] ?? "") !== "");
+  const agent: Dispatcher = proxied ? createProxyAgent(env, tls) : new Agent({ connect: tls });
+  const keepEveryBody = options.keepEveryBody === true;
   const inFlight = new InFlightRequests();
   const targets = new WeakMap<URL, { origin: string; path: string }>();
   return {
@@ -54,7 +73,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Clo
       }
       const { origin, path } = target;
       return new Promise<TransportResult>((resolve) => {
-        const handler = new PostHandler(resolve, inFlight, signal, timeoutMs);
+        const handler = new PostHandler(resolve, inFlight, signal, timeoutMs, keepEveryBody);
         inFlight.add(handler);
         agent.dispatch({ origin, path, method: "POST", headers, body }, handler as unknown as Dispatcher.DispatchHandler);
       });
@@ -70,12 +89,17 @@ class PostHandler {
   private abortRequest: ((reason: Error) => void) | undefined;
   private status = 0;
   private retryAfter: string | undefined;
+  private location: string | undefined;
+  /** The start of the body, collected only when it will be reported. */
+  private body: Buffer[] | undefined;
+  private bodyBytes = 0;
 
   constructor(
     private readonly resolve: (result: TransportResult) => void,
     private readonly inFlight: InFlightRequests,
     readonly signal: AbortSignal,
     readonly timeoutMs: number,
+    private readonly keepEveryBody: boolean,
   ) {
     this.deadlineMs = Date.now() + timeoutMs;
   }
@@ -93,17 +117,36 @@ class PostHandler {
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     this.status = statusCode;
-    if (statusCode < 200 || statusCode >= 300) this.retryAfter = findHeader(rawHeaders, "retry-after");
+    const success = statusCode >= 200 && statusCode < 300;
+    if (!success) {
+      this.retryAfter = findHeader(rawHeaders, "retry-after");
+      if (statusCode >= 300 && statusCode < 400) this.location = findHeader(rawHeaders, "location");
+    }
+    // A 2xx answer's body is read and dropped (the hot path of replay) unless --verbose shows it.
+    if (!success || this.keepEveryBody) this.body = [];
     return true;
   }
 
-  onData(): boolean {
-    // The answer's body is read and dropped: only the status counts.
+  onData(chunk: Buffer): boolean {
+    if (this.body !== undefined && this.bodyBytes < BODY_EXCERPT_BYTES) {
+      const piece = chunk.subarray(0, BODY_EXCERPT_BYTES - this.bodyBytes);
+      this.body.push(Buffer.from(piece));
+      this.bodyBytes += piece.length;
+    }
     return true;
   }
 
   onComplete(): void {
-    this.settle(this.stopped ?? { kind: "response", status: this.status, retryAfter: this.retryAfter });
+    const body = this.body === undefined ? undefined : Buffer.concat(this.body).toString("utf8");
+    this.settle(
+      this.stopped ?? {
+        kind: "response",
+        status: this.status,
+        retryAfter: this.retryAfter,
+        ...(this.location === undefined ? {} : { location: this.location }),
+        ...(body === undefined ? {} : { body }),
+      },
+    );
   }
 
   onError(error: Error): void {
@@ -195,6 +238,9 @@ const CONNECTION_CODES = new Set([
   "UND_ERR_BODY_TIMEOUT",
 ]);
 
+/** What a TLS client sees when the server answers in plain HTTP. */
+const NOT_TLS_CODES = new Set(["ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "ERR_SSL_HTTP_REQUEST"]);
+
 const TLS_CODE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|CERT_|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE)/;
 
 /** Our own shutdown (the agent closed or destroyed under a request): the request is unfinished, not failed. */
@@ -203,6 +249,9 @@ const OWN_SHUTDOWN_CODES = new Set(["UND_ERR_DESTROYED", "UND_ERR_CLOSED", "UND_
 function describeError(error: unknown): TransportResult {
   const codes = errorCodes(error);
   if (codes.some((code) => OWN_SHUTDOWN_CODES.has(code))) return ABORTED;
+  if (codes.some((code) => NOT_TLS_CODES.has(code))) {
+    return { kind: "error", code: "tls", message: "the server does not speak TLS (is it a plain HTTP port? then use an http:// URL); no request was sent" };
+  }
   const tlsCode = codes.find((code) => TLS_CODE.test(code));
   if (tlsCode !== undefined) {
     return { kind: "error", code: "tls", message: `untrusted certificate: ${errorMessage(error)} (${tlsCode}); no request was sent` };
@@ -235,4 +284,18 @@ function errorMessage(error: unknown): string {
     current = current.cause;
   }
   return message;
+}
+
+/** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as undici reads them, with the same certificate rules to the target and the proxy. */
+function createProxyAgent(env: NodeJS.ProcessEnv, tls: { rejectUnauthorized: true; ca?: string[] }): Dispatcher {
+  const EnvHttpProxyAgent = loadDispatcher<typeof import("undici").EnvHttpProxyAgent>("env-http-proxy-agent.js", "EnvHttpProxyAgent");
+  const pick = (...names: string[]): string | undefined => names.map((name) => env[name]).find((value) => value !== undefined && value !== "");
+  return new EnvHttpProxyAgent({
+    httpProxy: pick("HTTP_PROXY", "http_proxy"),
+    httpsProxy: pick("HTTPS_PROXY", "https_proxy"),
+    noProxy: pick("NO_PROXY", "no_proxy") ?? "",
+    connect: tls,
+    requestTls: tls,
+    proxyTls: tls,
+  });
 }

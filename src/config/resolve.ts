@@ -1,6 +1,7 @@
 import { parseDurationMs } from "../core/duration.js";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
+import { redactUrl } from "../core/redact.js";
 import { loadConfig } from "./load.js";
 import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
@@ -69,7 +70,7 @@ export async function resolveDeliverySettings(
     return {
       source: choice.source,
       enabled: choice.enabled,
-      targets: checked.value.map((hook) => ({ url: new URL(hook.url), headers: hook.headers ?? {} })),
+      targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
     };
@@ -131,4 +132,18 @@ function flagIssue(issue: string): string {
   if (/^\[\d+\]\.headers/.test(issue)) return `--header ${issue.replace(/^\[\d+\]\.headers\.?/, "")}`;
   if (/^\[\d+\]\.url/.test(issue)) return `--url ${issue.replace(/^\[\d+\]\.url: /, "")}`;
   return issue.replace(/^\[\d+\]: /, "");
+}
+
+/**
+ * A URL with `user:password@` is sent with HTTP basic auth, as curl does (the URL on the wire has
+ * no credentials; reports show the password masked). A static Authorization header as well is
+ * a conflict, refused.
+ */
+function webhookTarget(url: URL, headers: Record<string, string>): WebhookTarget {
+  if (url.username === "" && url.password === "") return { url, headers };
+  if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
+    throw new ConfigError([`${redactUrl(url)}: the URL carries credentials and an Authorization header is set too; keep one`]);
+  }
+  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return { url, headers: { ...headers, Authorization: `Basic ${Buffer.from(credentials).toString("base64")}` } };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { formatIssues } from "../core/message/schema.js";
+import { redactUrlText } from "../core/redact.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
@@ -7,19 +8,24 @@ export const MAX_WEBHOOKS = 5;
 /** Headers wh sets itself; a static header may not replace them. */
 export const OWNED_HEADERS = ["content-type", "content-length", "host", "transfer-encoding", "user-agent", "x-signature", "connection"] as const;
 
+/** Headers that change how HTTP itself works: every delivery with one would fail (undici refuses them). */
+const UNWORKABLE_HEADERS = /^(expect|upgrade|keep-alive|te|trailer|proxy-.*)$/i;
+
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_VALUE_CHARS = /[\r\n\0]/;
 
 const webhookUrl = z.string().superRefine((text, ctx) => {
   let url: URL;
+  // Error messages show the URL with its password and secret-looking parameters masked.
+  const shown = JSON.stringify(redactUrlText(text));
   try {
     url = new URL(text);
   } catch {
-    ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not an absolute URL (give the whole URL, with http:// or https://)` });
+    ctx.addIssue({ code: "custom", message: `${shown} is not an absolute URL (give the whole URL, with http:// or https://)` });
     return;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)} is not an http or https URL` });
+    ctx.addIssue({ code: "custom", message: `${shown} is not an http or https URL` });
   }
 });
 
@@ -29,6 +35,8 @@ const staticHeaders = z.record(z.string(), z.string()).superRefine((headers, ctx
     if (!HEADER_TOKEN.test(name)) ctx.addIssue({ code: "custom", path, message: `${JSON.stringify(name)} is not a valid header name` });
     else if ((OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
       ctx.addIssue({ code: "custom", path, message: `${name} is set by wh and cannot be configured` });
+    } else if (UNWORKABLE_HEADERS.test(name)) {
+      ctx.addIssue({ code: "custom", path, message: `${name} is a hop-by-hop or protocol header: a request carrying it cannot be delivered` });
     }
     if (FORBIDDEN_VALUE_CHARS.test(value)) ctx.addIssue({ code: "custom", path, message: "header value must not contain CR, LF or NUL" });
   }

@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.js";
-import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy, type TransportErrorCode } from "./retry-policy.js";
+import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
+import { neutralize } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
 import { SIGNATURE_HEADER, signBody } from "./sign.js";
 
@@ -9,9 +10,7 @@ export interface WebhookTarget {
   headers: Readonly<Record<string, string>>;
 }
 
-export type TransportResult =
-  | { kind: "response"; status: number; retryAfter?: string | undefined }
-  | { kind: "error"; code: TransportErrorCode; message: string };
+export type TransportResult = AttemptOutcome;
 
 /**
  * The narrow port to the network: undici in use, anything that posts bytes in tests. A string
@@ -177,8 +176,20 @@ async function deliverToTarget(
   return report;
 }
 
-/** One line for a person: `503`, `timeout after 5s`, `self-signed certificate`. */
+/**
+ * One line for a person: `HTTP 404 "no such hook"`, `HTTP 301 to https://…`, `timeout after 5s`.
+ * What the receiver said is untrusted: it is neutralised and cut to one line.
+ */
 export function describeOutcome(outcome: AttemptOutcome | undefined): string {
   if (outcome === undefined) return "no answer";
-  return outcome.kind === "response" ? `HTTP ${outcome.status}` : outcome.message;
+  if (outcome.kind === "error") return outcome.message;
+  const location = outcome.location === undefined ? "" : ` to ${neutralize(outcome.location)}`;
+  const said = outcome.body === undefined || outcome.body.trim() === "" ? "" : ` ${JSON.stringify(excerpt(outcome.body))}`;
+  return `HTTP ${outcome.status}${location}${said}`;
+}
+
+/** At most 200 characters of an answer, on one line. */
+function excerpt(body: string): string {
+  const line = neutralize(body.trim());
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

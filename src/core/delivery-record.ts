@@ -12,6 +12,8 @@ export function deliveryRecord(report: DeliveryReport): Record<string, unknown> 
       result: target.result,
       attempts: target.attempts,
       ...(target.last?.kind === "response" ? { status: target.last.status } : {}),
+      ...(target.last?.kind === "response" && target.last.location !== undefined ? { location: target.last.location } : {}),
+      ...(target.last?.kind === "response" && target.last.body !== undefined ? { body: target.last.body } : {}),
       ...(target.last?.kind === "error" ? { error: target.last.message } : {}),
       ...(target.reason === undefined ? {} : { reason: target.reason }),
     })),

@@ -2,7 +2,15 @@ import { formatDurationMs } from "./duration.js";
 
 /** What one attempt to post to one URL came to. */
 export type AttemptOutcome =
-  | { kind: "response"; status: number; retryAfter?: string | undefined }
+  | {
+      kind: "response";
+      status: number;
+      retryAfter?: string | undefined;
+      /** The start of the answer's body (at most 1 KB, as text), kept for answers that are not 2xx. */
+      body?: string | undefined;
+      /** A redirect's Location (redirects are not followed). */
+      location?: string | undefined;
+    }
   | { kind: "error"; code: TransportErrorCode; message: string };
 
 /**

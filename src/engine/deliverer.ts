@@ -29,8 +29,15 @@ export interface Deliverer {
   close(): Promise<void>;
 }
 
-export async function createDeliverer(settings: DeliverySettings): Promise<Deliverer> {
-  const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles) });
+export interface DelivererOptions {
+  /** HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read from here. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Keep every answer's body for the reports (--verbose), not only those of failures. */
+  keepEveryBody?: boolean | undefined;
+}
+
+export async function createDeliverer(settings: DeliverySettings, options: DelivererOptions = {}): Promise<Deliverer> {
+  const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles), env: options.env, keepEveryBody: options.keepEveryBody });
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs };
   let retrying = 0;
   // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.

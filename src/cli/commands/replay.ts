@@ -50,7 +50,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
-  const deliverer = dryRun ? undefined : await createDeliverer(settings);
+  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env });
   let summary: RunSummary | undefined;
   try {
     summary = await runDeliveries(readJobs(files?.lines(stream) ?? readLineBatches(stream)), {

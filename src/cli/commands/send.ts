@@ -50,7 +50,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     for (const destination of settings.destinations) printDryRun(output, message.body, destination, sourceField(destination));
     return 0;
   }
-  const deliverer = await createDeliverer(settings);
+  const deliverer = await createDeliverer(settings, { env: io.env });
   try {
     const reports = await Promise.all(
       settings.destinations.map(async (destination) => {

@@ -74,7 +74,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const changes = diff(state.values);
   const output = new Output(io, globals);
   output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
-  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings);
+  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary;
   try {
