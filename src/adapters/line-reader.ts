@@ -21,6 +21,8 @@ const NEWLINE = 0x0a;
 export interface ReadLinesOptions {
   /** Every byte read is fed to this hash (the input's digest, for the journal). */
   digest?: Hash | undefined;
+  /** Counts the bytes read, for progress. */
+  counter?: { bytes: number } | undefined;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function* readLineBatches(stream: Readable, options: ReadLinesOptio
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       options.digest?.update(chunk);
+      if (options.counter !== undefined) options.counter.bytes += chunk.length;
       const batch: InputLine[] = [];
       let start = 0;
       let end = chunk.indexOf(NEWLINE, start);

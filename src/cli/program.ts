@@ -33,6 +33,7 @@ function addDeliveryOptions(command: Command): Command {
     .option("--ca <file>", "also trust the CA certificates in this PEM file (repeatable)", collect)
     .option("--timeout <duration>", "time allowed for the whole response", "5s")
     .option("--retry-window <duration>", "stop retrying this long after the first attempt", "4h")
+    .option("--max-attempts <n>", "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)")
     .option("--source <name>", "the config source to deliver for")
     .option("--config <file>", "config file (default: search for .whrc*, wh.config.*, package.json#wh)");
 }

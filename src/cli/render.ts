@@ -3,7 +3,7 @@ import type { Ora } from "ora";
 import type { DeliveryEvent } from "../core/deliver.js";
 import { describeOutcome } from "../core/deliver.js";
 import { classifyOutcome } from "../core/retry-policy.js";
-import { formatDurationMs } from "../core/duration.js";
+import { clockTime, formatDurationMs } from "../core/duration.js";
 import type { CliIo, GlobalFlags } from "./io.js";
 
 /**
@@ -101,7 +101,9 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
     }
     case "retry":
       output.log(`${c.dim(label)} ${event.url} retrying in ${formatDurationMs(event.delayMs)}`);
-      void output.spin(`waiting ${formatDurationMs(event.delayMs)} before retrying ${event.url}`);
+      void output.spin(
+        `waiting ${formatDurationMs(event.delayMs)} before retrying ${event.url} (last: ${describeOutcome(event.outcome)}); retries end at ${clockTime(event.giveUpAtMs)}; Ctrl-C stops`,
+      );
       return;
     case "delivered":
     case "failed":

@@ -1,7 +1,7 @@
 import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
-import { formatDurationMs } from "../core/duration.js";
+import { clockTime, formatDurationMs } from "../core/duration.js";
 import type { Readable } from "node:stream";
 import type { JournalState } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
@@ -64,13 +64,26 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
 }
 
 
-/** A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. */
+/**
+ * A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. It
+ * uses the summary's words, and says why deliveries wait (each URL's last answer or error, when
+ * its retries end, and that Ctrl-C stops).
+ */
 function startProgress(output: Output, progress: () => RunProgress): { stop(): void } {
   const describe = (): string => {
-    const { counts, retrying, startedAt } = progress();
+    const { counts, retrying, waiting, fraction, startedAt } = progress();
     const elapsedMs = Date.now() - startedAt;
     const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
-    return `sent ${counts.delivered} · retrying ${retrying} · failed ${counts.failed} · invalid ${counts.invalid} · ${rate} events/s · ${formatDurationMs(elapsedMs)}`;
+    const parts = [`${counts.delivered} delivered`, `${counts.failed} failed`, `${counts.invalid} invalid`];
+    if (retrying > 0) parts.push(`${retrying} waiting to retry`);
+    if (fraction !== undefined) {
+      const done = Math.min(1, Math.max(0, fraction));
+      parts.push(`${Math.floor(done * 100)}%`);
+      if (done > 0.01 && done < 1) parts.push(`ETA ${formatDurationMs((elapsedMs * (1 - done)) / done)}`);
+    }
+    parts.push(`${rate} events/s`, formatDurationMs(elapsedMs));
+    const why = waiting.map((reason) => `${reason.url}: ${reason.problem}, retrying until ${clockTime(reason.giveUpAtMs)}`);
+    return why.length === 0 ? parts.join(" · ") : `${parts.join(" · ")} · waiting on ${why.join("; ")} (Ctrl-C stops, resumable)`;
   };
   if (output.quiet) return { stop: () => undefined };
   const interactive = output.interactive;

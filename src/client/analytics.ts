@@ -6,6 +6,7 @@ import { batchBody, fitsInBatch } from "../core/batch.js";
 import type { Clock } from "../core/clock.js";
 import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryReport, type HttpTransport } from "../core/deliver.js";
 import { formatDurationMs } from "../core/duration.js";
+import { redactUrl } from "../core/redact.js";
 import { WhError } from "../core/errors.js";
 import { buildIngestMessage, type IngestType } from "../core/message/ingest-message.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
@@ -98,7 +99,7 @@ export interface AnalyticsEvents {
   /** A batch failed for good (a final status, or attempts used up). */
   failure: [BatchResult];
   /** A batch will be sent again after delayMs. */
-  retry: [{ messages: QueuedMessage[]; attempt: number; delayMs: number }];
+  retry: [{ messages: QueuedMessage[]; attempt: number; delayMs: number; reason: string; giveUpAtMs: number }];
   /** A batch was stopped by the `signal` option before it ended: neither sent nor failed. */
   aborted: [BatchResult];
 }
@@ -223,6 +224,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     await this.ownTransport?.close();
   }
 
+  /** Where batches go (`{endpoint}/v1/batch`), for reports: a password in it masked. */
+  get batchUrl(): string {
+    return redactUrl(this.url);
+  }
+
   /** Batches being sent now (including their retries). */
   get pendingBatches(): number {
     return this.inFlight.size;
@@ -294,7 +300,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (event.type === "response") this.log?.(`analytics: response ${describeOutcome(event.outcome)} in ${formatDurationMs(event.durationMs)} (attempt ${event.attempt})`);
     if (event.type === "retry") {
       this.log?.(`analytics: retry in ${formatDurationMs(event.delayMs)}`);
-      this.emit("retry", { messages, attempt: event.attempt, delayMs: event.delayMs });
+      this.emit("retry", { messages, attempt: event.attempt, delayMs: event.delayMs, reason: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs });
     }
   }
 }

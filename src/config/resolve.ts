@@ -2,6 +2,7 @@ import { parseDurationMs } from "../core/duration.js";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
+import { parseIntFlag } from "../core/int-flag.js";
 import { loadConfig } from "./load.js";
 import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
@@ -14,6 +15,7 @@ export interface DeliveryFlags extends SecretFlags {
   ca?: string[] | undefined;
   timeout?: string | undefined;
   retryWindow?: string | undefined;
+  maxAttempts?: string | undefined;
   source?: string | undefined;
 }
 
@@ -33,6 +35,8 @@ export interface DeliverySettings {
   caFiles: string[];
   timeoutMs: number;
   retryWindowMs: number;
+  /** Attempts per URL at most, the first included; unlimited by default (the window decides). */
+  maxAttempts: number;
 }
 
 /** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
@@ -51,6 +55,7 @@ export async function resolveDeliverySettings(
   const timeoutMs = parseDurationFlag("--timeout", flags.timeout, DEFAULT_TIMEOUT_MS);
   const retryWindowMs = parseDurationFlag("--retry-window", flags.retryWindow, DEFAULT_RETRY_WINDOW_MS);
   if (timeoutMs === 0) throw new UsageError("--timeout must be more than 0");
+  const maxAttempts = flags.maxAttempts === undefined ? Number.POSITIVE_INFINITY : parseIntFlag("--max-attempts", flags.maxAttempts, 1, 1, 1_000_000);
   const secret = await secretFromFlagsOrEnv(flags, env);
   const flagHeaders = parseHeaderFlags(flags.header ?? []);
   const { config, filepath } = await loadConfig(cwd, flags.config);
@@ -75,7 +80,7 @@ export async function resolveDeliverySettings(
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
     };
   });
-  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], timeoutMs, retryWindowMs };
+  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], timeoutMs, retryWindowMs, maxAttempts };
 }
 
 interface SourceChoice {

@@ -23,7 +23,7 @@ export interface HttpTransport {
 export type DeliveryEvent =
   | { type: "attempt"; url: string; attempt: number }
   | { type: "response"; url: string; attempt: number; outcome: AttemptOutcome; durationMs: number }
-  | { type: "retry"; url: string; attempt: number; delayMs: number }
+  | { type: "retry"; url: string; attempt: number; delayMs: number; outcome: AttemptOutcome; giveUpAtMs: number }
   | { type: "delivered"; url: string; attempt: number }
   | { type: "failed"; report: DeliveryReport };
 
@@ -170,7 +170,7 @@ async function deliverToTarget(
       report.reason = decision.reason;
       return report;
     }
-    onEvent?.({ type: "retry", url, attempt: report.attempts, delayMs: decision.delayMs });
+    onEvent?.({ type: "retry", url, attempt: report.attempts, delayMs: decision.delayMs, outcome, giveUpAtMs: firstAttemptAtMs + options.policy.windowMs });
     await clock.sleep(decision.delayMs, signal);
   }
   return report;

@@ -24,3 +24,8 @@ export function formatDurationMs(ms: number): string {
   const parts = [hours > 0 ? `${hours}h` : "", minutes > 0 ? `${minutes}m` : "", seconds > 0 ? `${seconds}s` : ""];
   return parts.filter(Boolean).join(" ");
 }
+
+/** A moment as people read it on a clock: `15:02:10` (local time). */
+export function clockTime(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 8);
+}

@@ -1,6 +1,6 @@
 import type { Analytics, BatchResult, QueuedMessage } from "../client/analytics.js";
 import type { DeliveryReport } from "../core/deliver.js";
-import type { Sender } from "./deliverer.js";
+import type { Sender, WaitReason } from "./deliverer.js";
 
 /**
  * Sends a run's events through the batching Analytics client (wh ingest): each event is queued
@@ -11,6 +11,7 @@ import type { Sender } from "./deliverer.js";
 export function analyticsSender(client: Analytics, abortClient: () => void): Sender & { endOfInput(): void } {
   const waiting = new Map<QueuedMessage, (report: DeliveryReport) => void>();
   const retrying = new Set<BatchResult["messages"]>();
+  let reason: WaitReason | undefined;
   const settle = (result: BatchResult): void => {
     retrying.delete(result.messages);
     for (const message of result.messages) {
@@ -21,7 +22,10 @@ export function analyticsSender(client: Analytics, abortClient: () => void): Sen
   client.on("success", settle);
   client.on("failure", settle);
   client.on("aborted", settle);
-  client.on("retry", ({ messages }) => retrying.add(messages));
+  client.on("retry", ({ messages, reason: problem, giveUpAtMs }) => {
+    retrying.add(messages);
+    reason = { url: client.batchUrl, problem, giveUpAtMs };
+  });
   let listening = false;
   // Once the input has ended, nothing more will fill a batch: what is queued goes at once (in
   // one batch per turn of the event loop, not one per event).
@@ -45,6 +49,7 @@ export function analyticsSender(client: Analytics, abortClient: () => void): Sen
       for (const messages of retrying) count += messages.length;
       return count;
     },
+    waiting: () => (retrying.size === 0 || reason === undefined ? [] : [reason]),
     send(body, signal) {
       if (!listening) {
         listening = true;

@@ -2,7 +2,7 @@ import { readCaFiles } from "../adapters/read-ca.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { createUndiciTransport } from "../adapters/undici-transport.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
-import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
+import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
 import type { Clock } from "../core/clock.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
 import { USER_AGENT } from "../version.js";
@@ -12,11 +12,20 @@ export interface DeliverCallOptions {
   onEvent?: ((event: DeliveryEvent) => void) | undefined;
 }
 
+/** Why deliveries are waiting: a URL's last retryable answer or error, and when its retries end. */
+export interface WaitReason {
+  url: string;
+  problem: string;
+  giveUpAtMs: number;
+}
+
 /** What a run sends each event with: one destination (replay), or a batching client (ingest). */
 export interface Sender {
   send(body: string, signal: AbortSignal): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry. */
   readonly retrying: number;
+  /** Why they wait, per URL. */
+  waiting(): WaitReason[];
 }
 
 /** The delivery engine wired to the real network and clock, for one command run. */
@@ -24,6 +33,8 @@ export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry a URL. */
   readonly retrying: number;
+  /** Why they wait, per URL. */
+  waiting(): WaitReason[];
   /** A sender of every event to one destination, for a run. */
   to(destination: Destination): Sender;
   close(): Promise<void>;
@@ -38,7 +49,7 @@ export interface DelivererOptions {
 
 export async function createDeliverer(settings: DeliverySettings, options: DelivererOptions = {}): Promise<Deliverer> {
   const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles), env: options.env, keepEveryBody: options.keepEveryBody });
-  const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs };
+  const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
   let retrying = 0;
   // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.
   const clock: Clock = {
@@ -52,15 +63,24 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
       }
     },
   };
+  // Each URL's last retryable answer, while it has deliveries waiting: what the progress line says.
+  const reasons = new Map<string, WaitReason>();
+  const observe = (event: DeliveryEvent): void => {
+    if (event.type === "retry") reasons.set(event.url, { url: event.url, problem: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs });
+    else if (event.type === "delivered") reasons.delete(event.url);
+  };
+  const waiting = (): WaitReason[] => (retrying === 0 ? [] : [...reasons.values()]);
   const deliverer: Deliverer = {
     get retrying() {
       return retrying;
     },
+    waiting,
     to: (destination) => ({
       send: (body, signal) => deliverer.deliver(body, destination, { signal }),
       get retrying() {
         return retrying;
       },
+      waiting,
     }),
     deliver: (body, destination, options = {}) =>
       deliverMessage(body, {
@@ -72,7 +92,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         userAgent: USER_AGENT,
         sharedSecret: destination.sharedSecret,
         signal: options.signal,
-        onEvent: options.onEvent,
+        onEvent: options.onEvent === undefined ? observe : (event) => (observe(event), options.onEvent?.(event)),
       }),
     close: () => transport.close(),
   };

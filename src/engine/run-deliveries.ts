@@ -8,7 +8,7 @@ import type { PrepareResult } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
 import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
 import { OutputWriteError } from "../core/errors.js";
-import type { Sender } from "./deliverer.js";
+import type { Sender, WaitReason } from "./deliverer.js";
 
 /** One event to deliver: where it came from, and what preparing it gave. */
 export interface DeliveryJob {
@@ -30,6 +30,10 @@ export interface RunProgress {
   counts: Readonly<RunCounts>;
   /** Deliveries now waiting to retry a URL. */
   retrying: number;
+  /** Why they wait: each URL's last retryable answer and when its retries end. */
+  waiting: WaitReason[];
+  /** How much of the input is done, 0 to 1, when that can be known. */
+  fraction: number | undefined;
   startedAt: number;
 }
 
@@ -38,7 +42,7 @@ export interface RunCounts {
   skipped: number;
   invalid: number;
   failed: number;
-  /** Jobs not finished because of Ctrl-C: not journaled, sent again on resume. */
+  /** Jobs started but not finished when the run stopped (Ctrl-C): not journaled, sent again on resume. */
   unfinished: number;
   dryRun: number;
   /** Lines an earlier part of the run finished (with --resume). */
@@ -60,6 +64,10 @@ export interface RunOptions {
   signal: AbortSignal;
   /** Ends the input when the run stops early (reading may wait on an open stdin forever). */
   stopInput?: () => void;
+  /** The number of jobs, when known in advance (a sync): progress counts ended jobs against it. */
+  total?: number | undefined;
+  /** Otherwise, the share of the input read so far (a file's bytes), 0 to 1. */
+  fractionRead?: (() => number | undefined) | undefined;
   /** With --resume: what the earlier parts of the run came to, from the journal. */
   earlier?: OutcomeCounts | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
@@ -103,7 +111,8 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   let writeError: OutputWriteError | undefined;
   let graceTimer: NodeJS.Timeout | undefined;
   const onStop = (): void => {
-    counts.unfinished += pool.cancelWaiting();
+    // Jobs read but not started are simply not reached, like the lines after them.
+    pool.cancelWaiting();
     graceTimer = setTimeout(() => hardStop.abort(), GRACE_MS);
     options.stopInput?.();
   };
@@ -172,7 +181,11 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     }
   };
 
-  const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, startedAt }));
+  const fraction = (): number | undefined => {
+    if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
+    return options.fractionRead?.();
+  };
+  const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: fraction(), startedAt }));
   let nextStartAt = Date.now();
   try {
     reading: for await (const batch of jobs) {
@@ -205,7 +218,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
           else finish(job, "interrupted", report);
         });
-        if (!(typeof submitted === "boolean" ? submitted : await submitted)) counts.unfinished += 1;
+        if (typeof submitted !== "boolean") await submitted;
       }
     }
     await pool.drain();

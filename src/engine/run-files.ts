@@ -51,8 +51,8 @@ export class RunFiles {
   }
 
   /** The input's lines, hashed as they are read, without those an earlier part finished. */
-  lines(stream: Readable): AsyncIterable<InputLine[]> {
-    const counted = this.count(readLineBatches(stream, { digest: this.digest }));
+  lines(stream: Readable, counter?: { bytes: number }): AsyncIterable<InputLine[]> {
+    const counted = this.count(readLineBatches(stream, { digest: this.digest, counter }));
     return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName) : counted;
   }
 

@@ -115,7 +115,7 @@ describe("the spinner on a terminal", () => {
     const [code] = (await exited) as [number | null];
     clearTimeout(timer);
 
-    expect(screen).toMatch(/sent \d+ · retrying/);
+    expect(screen).toMatch(/\d+ delivered · \d+ failed · \d+ invalid · \d+%/);
     expect(screen).not.toMatch(/Multiple concurrent spinners/);
     expect(code, screen).toBe(130);
     void receiver;

@@ -57,10 +57,10 @@ describe("deliverMessage", () => {
     expect(events).toEqual([
       { type: "attempt", url: A, attempt: 1 },
       { type: "response", url: A, attempt: 1, outcome: { kind: "response", status: 503 }, durationMs: 40 },
-      { type: "retry", url: A, attempt: 1, delayMs: 500 },
+      { type: "retry", url: A, attempt: 1, delayMs: 500, outcome: { kind: "response", status: 503 }, giveUpAtMs: START_MS + DEFAULT_RETRY_POLICY.windowMs },
       { type: "attempt", url: A, attempt: 2 },
       { type: "response", url: A, attempt: 2, outcome: { kind: "response", status: 502 }, durationMs: 40 },
-      { type: "retry", url: A, attempt: 2, delayMs: 1_000 },
+      { type: "retry", url: A, attempt: 2, delayMs: 1_000, outcome: { kind: "response", status: 502 }, giveUpAtMs: START_MS + DEFAULT_RETRY_POLICY.windowMs },
       { type: "attempt", url: A, attempt: 3 },
       { type: "response", url: A, attempt: 3, outcome: { kind: "response", status: 200 }, durationMs: 40 },
       { type: "delivered", url: A, attempt: 3 },

@@ -461,7 +461,7 @@ describe("Analytics retries", () => {
     const message = analytics.track({ userId: "u1", event: "A" });
     await analytics.flush();
     expect(receiver.requests).toHaveLength(2);
-    expect(seen.retry).toEqual([{ messages: [message], attempt: 1, delayMs: 1_000 }]);
+    expect(seen.retry).toEqual([{ messages: [message], attempt: 1, delayMs: 1_000, reason: "HTTP 429", giveUpAtMs: expect.any(Number) }]);
     expect(seen.success.map((result) => result.messages)).toEqual([[message]]);
   });
 

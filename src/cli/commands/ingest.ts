@@ -17,7 +17,7 @@ import { endpointIdentity } from "../../engine/destination-identity.js";
 import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
-import { parseIntFlag } from "../flag-values.js";
+import { parseIntFlag } from "../../core/int-flag.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { startReceiver, type ReceivedRequest } from "../../adapters/receiver.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
-import { parseIntFlag } from "../flag-values.js";
+import { parseIntFlag } from "../../core/int-flag.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output, summarizeMessage } from "../render.js";
 

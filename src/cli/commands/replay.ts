@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { readLineBatches, type InputLine } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
@@ -9,7 +10,7 @@ import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
-import { parseIntFlag } from "../flag-values.js";
+import { parseIntFlag } from "../../core/int-flag.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
@@ -53,7 +54,10 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env });
   let summary: RunSummary | undefined;
   try {
-    summary = await runDeliveries(readJobs(files?.lines(stream) ?? readLineBatches(stream)), {
+    const read = { bytes: 0 };
+    const size = fromStdin ? undefined : (await stat(input)).size;
+    summary = await runDeliveries(readJobs(files?.lines(stream, read) ?? readLineBatches(stream, { counter: read })), {
+      fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
       ...renderRun(output, destination),
       sender: deliverer?.to(destination),

@@ -87,6 +87,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
       }),
       sender: deliverer?.to(destination),
       concurrency: plan.concurrency,
+      total: changes.length,
       ordered: false,
       ratePerSecond: plan.ratePerSecond,
       journal: undefined,
