@@ -5,9 +5,11 @@ const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /**
  * Applies `--prop cart.total=12.5` style pairs to an object: dotted keys make nested objects,
- * values that parse as JSON are JSON (`12.5`, `true`, `{"a":1}`, `"007"`), anything else is a string.
+ * values that parse as JSON are JSON (`12.5`, `true`, `{"a":1}`, `"007"`), anything else is a string;
+ * so are the values at `stringPaths` (fields the schema holds to be strings) and numbers JSON
+ * would change.
  */
-export function assignKeyValues(flag: string, pairs: readonly string[], target: Record<string, unknown> = {}): Record<string, unknown> {
+export function assignKeyValues(flag: string, pairs: readonly string[], target: Record<string, unknown> = {}, stringPaths: ReadonlySet<string> = new Set()): Record<string, unknown> {
   for (const pair of pairs) {
     const equals = pair.indexOf("=");
     if (equals <= 0) throw new UsageError(`${flag} ${JSON.stringify(pair)}: expected key=value`);
@@ -19,17 +21,24 @@ export function assignKeyValues(flag: string, pairs: readonly string[], target: 
       if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
       node = node[key] as Record<string, unknown>;
     }
-    node[path[path.length - 1] as string] = parseValue(pair.slice(equals + 1));
+    const text = pair.slice(equals + 1);
+    node[path[path.length - 1] as string] = stringPaths.has(path.join(".")) ? text : parseValue(text);
   }
   return target;
 }
 
+/**
+ * JSON when the text is JSON, else the text. A number JSON cannot carry exactly as written stays
+ * text: `12345678901234567890` (past 2^53), `1.10` (its trailing zero), `1e3`, `-0`.
+ */
 function parseValue(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return text;
   }
+  return typeof value === "number" && String(value) !== text.trim() ? text : value;
 }
 
 /** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`). */

@@ -1,4 +1,4 @@
-import { parseDurationMs } from "../core/duration.js";
+import { parseDurationFlag } from "../core/duration.js";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
@@ -123,13 +123,6 @@ function parseHeaderFlags(values: readonly string[]): Record<string, string> {
     headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
   }
   return headers;
-}
-
-function parseDurationFlag(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const ms = parseDurationMs(value);
-  if (ms === undefined) throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a duration such as 500ms, 5s, 10m or 4h`);
-  return ms;
 }
 
 /** Names the flag behind a webhook issue: `[2].url: …` came from --url, `[0].headers.X: …` from --header or the file. */

@@ -1,15 +1,26 @@
+import { UsageError } from "./errors.js";
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
- * Parses `500ms`, `5s`, `1.5m`, `4h`, `1d` or a bare number of milliseconds.
- * Returns undefined when the text is not a non-negative duration.
+ * Parses `500ms`, `5s`, `1.5m`, `4h` or `1d`. Returns undefined when the text is not a
+ * non-negative duration with its unit: a bare `5` is ambiguous (5 ms? 5 s?) and refused.
  */
 export function parseDurationMs(text: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(text);
   if (match === null) return undefined;
   const value = Number(match[1]);
-  const unit = match[2] ?? "ms";
-  return Math.round(value * (UNIT_MS[unit] ?? 1));
+  return Math.round(value * (UNIT_MS[match[2] as string] ?? 1));
+}
+
+/** A duration flag, or `fallback` when absent; a usage error that suggests the fix otherwise. */
+export function parseDurationFlag(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = parseDurationMs(value);
+  if (ms !== undefined) return ms;
+  const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value)?.[1];
+  if (bare !== undefined) throw new UsageError(`${flag} ${JSON.stringify(value)}: a duration needs a unit: did you mean ${bare}s (or ${bare}ms)?`);
+  throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a duration such as 500ms, 5s, 10m or 4h`);
 }
 
 /** Formats a duration for people: `850ms`, `2.4s`, `3m 20s`, `4h`. */

@@ -3,6 +3,8 @@
  * with a header naming a userId column (and a value column), or one userId per line (members)
  * / `userId,value` per line (values). The format is decided by the first non-blank line.
  */
+import { parse as parseCsv } from "csv-parse/sync";
+
 export type UserRow = { userId: string; value: unknown };
 export type RowResult = { ok: true; row: UserRow } | { ok: false; error: string } | { ok: true; row: undefined };
 
@@ -10,12 +12,19 @@ export type RowParser = (line: string) => RowResult;
 
 const USER_ID_COLUMN = /^(user_?id)$/i;
 
-/** Returns a parser for the file whose first non-blank line is `firstLine`; it returns row undefined for a header. */
-export function createRowParser(firstLine: string, wantValue: boolean): RowParser {
+/**
+ * Returns a parser for the file whose first non-blank line is `firstLine` (it returns row
+ * undefined for a header), or why the file cannot be read. A `.csv` file must have a header
+ * naming its user column: without one, `email` then `a@x` would be read as two users.
+ */
+export function createRowParser(firstLine: string, wantValue: boolean, csv: boolean): RowParser | { error: string } {
   if (firstLine.trimStart().startsWith("{")) return (line) => parseJsonRow(line, wantValue);
   const header = parseCsvLine(firstLine).map((cell) => cell.trim());
   const userColumn = header.findIndex((cell) => USER_ID_COLUMN.test(cell));
   if (userColumn === -1) {
+    if (csv || header.length > (wantValue ? 2 : 1)) {
+      return { error: `no user column: the header (${header.map((cell) => JSON.stringify(cell)).join(", ")}) has no userId or user_id column; name the column that holds the user ids userId` };
+    }
     // No header: one userId per line, or userId,value.
     return (line) => csvRow(parseCsvLine(line), 0, wantValue ? 1 : undefined, wantValue);
   }
@@ -65,27 +74,8 @@ function parseCell(text: string): unknown {
   }
 }
 
-/** Splits one CSV line (RFC 4180 quoting: "a,b" and "" inside quotes). */
+/** Splits one CSV line with csv-parse (RFC 4180: quoted cells, doubled quotes inside them). */
 export function parseCsvLine(line: string): string[] {
-  const cells: string[] = [];
-  let cell = "";
-  let quoted = false;
-  for (let index = 0; index < line.length; index += 1) {
-    const char = line[index] as string;
-    if (quoted) {
-      if (char === '"' && line[index + 1] === '"') {
-        cell += '"';
-        index += 1;
-      } else if (char === '"') quoted = false;
-      else cell += char;
-    } else if (char === '"' && cell.trim() === "") {
-      quoted = true;
-      cell = "";
-    } else if (char === ",") {
-      cells.push(cell);
-      cell = "";
-    } else cell += char;
-  }
-  cells.push(cell);
-  return cells;
+  const [cells] = parseCsv(line, { relax_column_count: true, relax_quotes: true }) as string[][];
+  return cells ?? [""];
 }

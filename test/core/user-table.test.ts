@@ -2,13 +2,17 @@ import { describe, expect, it } from "vitest";
 import { createRowParser, parseCsvLine, type RowResult, type UserRow } from "../../src/core/user-table.js";
 
 /** Parses a whole file the way the syncs read one: blank lines skipped, the first other line picks the format. */
-function parseFile(text: string, wantValue: boolean): { rows: UserRow[]; errors: { line: number; error: string }[] } {
+function parseFile(text: string, wantValue: boolean, csv = false): { rows: UserRow[]; errors: { line: number; error: string }[] } {
   const rows: UserRow[] = [];
   const errors: { line: number; error: string }[] = [];
   let parse: ((line: string) => RowResult) | undefined;
   for (const [index, line] of text.split("\n").entries()) {
     if (line.trim() === "") continue;
-    parse ??= createRowParser(line, wantValue);
+    if (parse === undefined) {
+      const created = createRowParser(line, wantValue, csv);
+      if ("error" in created) return { rows, errors: [{ line: index + 1, error: created.error }] };
+      parse = created;
+    }
     const result = parse(line);
     if (!result.ok) errors.push({ line: index + 1, error: result.error });
     else if (result.row !== undefined) rows.push(result.row);
@@ -176,5 +180,19 @@ describe("createRowParser: errors", () => {
   it("reports the line of the error", () => {
     const { errors } = parseFile('{"userId":"u1"}\n\n{"nope":1}\n', false);
     expect(errors).toEqual([{ line: 3, error: expect.stringMatching(/userId/) as unknown as string }]);
+  });
+});
+
+describe("files whose user column cannot be found", () => {
+  it("refuses a .csv file whose header names no userId column (email, then a@x)", () => {
+    expect(parseFile("email\na@x\n", false, true).errors).toEqual([{ line: 1, error: expect.stringMatching(/no user column: the header \("email"\) has no userId or user_id column/) }]);
+  });
+
+  it("refuses a file of several columns none of which is userId", () => {
+    expect(parseFile("id,email,plan\n1,a@x,pro\n", false).errors[0]?.error).toMatch(/no user column/);
+  });
+
+  it("still reads a plain list of one userId per line", () => {
+    expect(members("email\na@x\n")).toEqual(["email", "a@x"]);
   });
 });

@@ -6,7 +6,7 @@ import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
 import { Analytics, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
-import { formatDurationMs, parseDurationMs } from "../../core/duration.js";
+import { formatDurationMs, parseDurationFlag } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { buildIngestMessage } from "../../core/message/ingest-message.js";
 import { parseJson } from "../../core/message/parse-json.js";
@@ -45,8 +45,8 @@ const MAX_PENDING_BATCHES = 8;
  */
 export async function runIngest(file: string, flags: IngestFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
   const flushAt = parseIntFlag("--flush-at", flags.flushAt, 20, 1, 100_000);
-  const flushAfterMs = flags.flushAfter === undefined ? 5_000 : parseDurationMs(flags.flushAfter);
-  if (flushAfterMs === undefined || flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(flags.flushAfter)}: expected a duration such as 500ms or 5s`);
+  const flushAfterMs = parseDurationFlag("--flush-after", flags.flushAfter, 5_000);
+  if (flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(flags.flushAfter)}: expected a duration of at least 1ms`);
   const { writeKey, endpoint } = await resolveIngestSettings(flags, io);
   const output = new Output(io, globals);
   const fromStdin = file === "-";

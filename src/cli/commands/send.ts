@@ -4,7 +4,7 @@ import { resolveDeliverySettings, type DeliveryFlags, type Destination } from ".
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { prepareMessage, type PreparedMessage } from "../../core/message/prepare.js";
-import { MESSAGE_TYPES, type MessageType } from "../../core/message/schema.js";
+import { MESSAGE_TYPES, stringFieldPaths, type MessageType } from "../../core/message/schema.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { printDryRun } from "../dry-run.js";
 import type { CliIo, GlobalFlags } from "../io.js";
@@ -108,7 +108,7 @@ async function buildInput(type: MessageType, flags: SendFlags, io: CliIo): Promi
     ["--trait", "traits", flags.trait],
     ["--context", "context", flags.context],
   ] as const) {
-    if (pairs !== undefined && pairs.length > 0) input[field] = assignKeyValues(flag, pairs, objectField(input, field));
+    if (pairs !== undefined && pairs.length > 0) input[field] = assignKeyValues(flag, pairs, objectField(input, field), stringFieldPaths(type, field));
   }
   if (flags.integrations !== undefined) input.integrations = parseJsonObjectFlag("--integrations", flags.integrations);
   return input;

@@ -129,7 +129,11 @@ async function readUserTable(file: string, io: CliIo, wantValue: boolean): Promi
   let parse: RowParser | undefined;
   for await (const line of readLines(await openInputStream(file, io.cwd, io.stdin))) {
     if (line.text.trim() === "") continue;
-    parse ??= createRowParser(line.text, wantValue);
+    if (parse === undefined) {
+      const created = createRowParser(line.text, wantValue, /\.csv$/i.test(file));
+      if ("error" in created) throw new InputError(`${file} line ${line.number}: ${created.error}`, { hint: "nothing was sent" });
+      parse = created;
+    }
     const result = parse(line.text);
     if (!result.ok) throw new InputError(`${file} line ${line.number}: ${result.error}`, { hint: "nothing was sent" });
     if (result.row !== undefined) rows.set(result.row.userId, result.row.value);

@@ -35,13 +35,26 @@ export type InboundMessage = z.infer<typeof inboundMessageSchema>;
 const stringFields = <const K extends string>(...keys: K[]) =>
   z.looseObject(Object.fromEntries(keys.map((key) => [key, z.string().optional()])) as Record<K, z.ZodOptional<z.ZodString>>);
 
+const PAGE_PROPERTY_STRINGS = ["path", "referrer", "title", "url"] as const;
+const SCREEN_CONTEXT_STRINGS = { device: ["model", "type"], os: ["name", "version"], app: ["build", "name", "version"] } as const;
+
 /** The seed's recognised page properties and screen context fields, all strings when present. */
-export const pagePropertiesSchema = stringFields("path", "referrer", "title", "url");
+export const pagePropertiesSchema = stringFields(...PAGE_PROPERTY_STRINGS);
 export const screenContextSchema = z.looseObject({
-  device: stringFields("model", "type").optional(),
-  os: stringFields("name", "version").optional(),
-  app: stringFields("build", "name", "version").optional(),
+  device: stringFields(...SCREEN_CONTEXT_STRINGS.device).optional(),
+  os: stringFields(...SCREEN_CONTEXT_STRINGS.os).optional(),
+  app: stringFields(...SCREEN_CONTEXT_STRINGS.app).optional(),
 });
+
+/**
+ * The dotted paths, per message type and field, that the schema holds to be strings: a flag such
+ * as `--prop path=5` keeps its value as text there instead of reading it as JSON.
+ */
+export function stringFieldPaths(type: MessageType, field: "properties" | "context" | "traits"): ReadonlySet<string> {
+  if (type === "page" && field === "properties") return new Set(PAGE_PROPERTY_STRINGS);
+  if (type === "screen" && field === "context") return new Set(Object.entries(SCREEN_CONTEXT_STRINGS).flatMap(([group, keys]) => keys.map((key) => `${group}.${key}`)));
+  return new Set();
+}
 
 /** A message already in the outbound shape (a capture from `wh listen`, say). */
 export const outboundMessageSchema = z.looseObject({
