@@ -1,5 +1,6 @@
 import { parseJson } from "../core/message/parse-json.js";
 import { UsageError } from "../core/errors.js";
+import { stripBom } from "../core/text.js";
 
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
@@ -43,7 +44,7 @@ function parseValue(text: string): unknown {
 
 /** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`). */
 export function parseJsonObjectFlag(flag: string, text: string): Record<string, unknown> {
-  const parsed = parseJson(text);
+  const parsed = parseJson(stripBom(text));
   if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`${flag}: expected a JSON object`);

@@ -4,6 +4,7 @@ import type { DeliveryEvent } from "../core/deliver.js";
 import { describeOutcome } from "../core/deliver.js";
 import { classifyOutcome } from "../core/retry-policy.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
+import type { Destination } from "../config/resolve.js";
 import type { CliIo, GlobalFlags } from "./io.js";
 
 /**
@@ -119,4 +120,13 @@ export function summarizeMessage(json: unknown): string {
   const who = m.userId ?? m["User ID"] ?? m.anonymousId ?? "";
   const what = m.event ?? m.name ?? m.groupId ?? (m["Previous ID"] === undefined ? undefined : `from ${String(m["Previous ID"])}`);
   return [String(m.type ?? "?"), String(who), what === undefined ? "" : JSON.stringify(what)].filter(Boolean).join(" ");
+}
+
+/** One notice when something will be sent without a signature: receivers that verify will refuse it. */
+export function noteUnsigned(output: Output, destinations: readonly Destination[]): void {
+  const unsigned = destinations.filter((destination) => destination.sharedSecret === undefined);
+  if (unsigned.length === 0) return;
+  const sources = unsigned.map((destination) => destination.source).filter((source) => source !== undefined);
+  const which = sources.length === 0 ? "" : ` for ${sources.join(", ")}`;
+  output.log(output.err.yellow(`note: no shared secret${which}: requests are sent unsigned, without X-Signature (set WH_SHARED_SECRET, --secret-file or sharedSecret)`));
 }

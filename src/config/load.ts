@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
-import { cosmiconfig } from "cosmiconfig";
+import { cosmiconfig, defaultLoaders, type Loader } from "cosmiconfig";
 import { ConfigError } from "../core/errors.js";
+import { stripBom } from "../core/text.js";
 import { parseConfig, type WhConfig } from "./schema.js";
 
 export interface LoadedConfig {
@@ -14,7 +15,15 @@ export interface LoadedConfig {
  * root), or reads `configPath` when given, then validates it. Throws ConfigError (exit 2).
  */
 export async function loadConfig(cwd: string, configPath?: string): Promise<LoadedConfig> {
-  const explorer = cosmiconfig("wh", { searchStrategy: "project" });
+  // A byte-order mark before JSON or YAML is read past, as everywhere else in wh.
+  const withoutBom = (load: Loader): Loader => (filepath, content) => load(filepath, stripBom(content));
+  const loaders = {
+    ".json": withoutBom(defaultLoaders[".json"]),
+    ".yaml": withoutBom(defaultLoaders[".yaml"]),
+    ".yml": withoutBom(defaultLoaders[".yml"]),
+    noExt: withoutBom(defaultLoaders.noExt),
+  };
+  const explorer = cosmiconfig("wh", { searchStrategy: "project", loaders });
   let result;
   const target = configPath === undefined ? undefined : resolve(cwd, configPath);
   try {
@@ -48,5 +57,7 @@ function describeLoadError(error: unknown, fallback: string): { source: string; 
     const token = /Unexpected (token '.'|end of JSON input|non-whitespace character)/.exec(message)?.[0];
     return { source, problem: `not valid JSON${token === undefined ? "" : ` (${token.replace("Unexpected", "unexpected")})`}` };
   }
+  // A JavaScript config that throws: its own message is the user's words, not the file's text.
+  if (/\.(c|m)?(j|t)s$/.test(source) && error instanceof Error) return { source, problem: `threw ${error.name}: ${error.message}` };
   return { source, problem: `could not be loaded (${error instanceof Error ? error.name : "error"})` };
 }

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../core/errors.js";
+import { stripBom } from "../core/text.js";
 
 export type SecretOrigin = "--secret" | "--secret-file" | "WH_SHARED_SECRET" | "config file";
 
@@ -53,7 +54,8 @@ async function readSecretFile(path: string): Promise<string> {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
     throw new UsageError(`--secret-file ${path}: ${reason}`, { cause: error });
   }
-  const value = text.replace(/\r?\n$/, "");
+  // A byte-order mark is the editor's, not the secret's: signing with it would fail every receiver.
+  const value = stripBom(text).replace(/\r?\n$/, "");
   if (value === "") throw new UsageError(`--secret-file ${path}: the file is empty`);
   return value;
 }

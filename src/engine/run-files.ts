@@ -5,6 +5,7 @@ import { AppendFile } from "../adapters/append-file.js";
 import { Journal, type JournalHeader, type JournalState, type OutcomeCounts } from "../adapters/journal.js";
 import { readLineBatches, type InputLine } from "../adapters/line-reader.js";
 import { UsageError } from "../core/errors.js";
+import { requireNdjson } from "./ndjson-input.js";
 import { skipFinishedLines } from "./resume.js";
 import type { RunSummary } from "./run-deliveries.js";
 
@@ -52,7 +53,7 @@ export class RunFiles {
 
   /** The input's lines, hashed as they are read, without those an earlier part finished. */
   lines(stream: Readable, counter?: { bytes: number }): AsyncIterable<InputLine[]> {
-    const counted = this.count(readLineBatches(stream, { digest: this.digest, counter }));
+    const counted = this.count(requireNdjson(readLineBatches(stream, { digest: this.digest, counter }), this.options.inputName));
     return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName) : counted;
   }
 

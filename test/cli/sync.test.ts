@@ -398,7 +398,7 @@ describe("wh traits sync", () => {
   it("sends { snake_name: value } with numbers as numbers and text as text", async () => {
     const server = await receiver();
     const ws = await workspace();
-    await ws.write("ltv.csv", "u1,100\nu2,250.5\nu3,gold\nu4,true\n");
+    await ws.write("ltv.csv", "userId,value\nu1,100\nu2,250.5\nu3,gold\nu4,true\n");
     const result = await ws.traits(server, "ltv.csv");
     expectExit(result, 0);
     expect(sentOnce(server, LTV_TRAIT)).toEqual({ u1: 100, u2: 250.5, u3: "gold", u4: true });
@@ -446,19 +446,19 @@ describe("wh traits sync", () => {
   it("refuses a values line without a value with exit 2 and sends nothing", async () => {
     const server = await receiver();
     const ws = await workspace();
-    await ws.write("ltv.csv", "u1,100\nu2\n");
+    await ws.write("ltv.csv", "userId,value\nu1,100\nu2\n");
     const result = await ws.traits(server, "ltv.csv");
     expectExit(result, 2);
-    expect(result.stderr).toContain("line 2");
+    expect(result.stderr).toContain("ltv.csv line 3: no value for u2");
     expect(server.requests).toHaveLength(0);
   });
 
   it("keeps the last delivered value when a change fails, and sends it again next time", async () => {
     const first = await receiver();
     const ws = await workspace();
-    await ws.write("ltv.csv", "u1,100\nu2,200\n");
+    await ws.write("ltv.csv", "userId,value\nu1,100\nu2,200\n");
     expectExit(await ws.traits(first, "ltv.csv"), 0);
-    await ws.write("ltv.csv", "u1,150\nu2,250\n");
+    await ws.write("ltv.csv", "userId,value\nu1,150\nu2,250\n");
     const partial = await receiver({ replies: (request) => (userIdOf(request) === "u1" ? 400 : 200) });
     expectExit(await ws.traits(partial, "ltv.csv"), 1);
     expect(await stateValues(ws.statePath)).toEqual({ u1: 100, u2: 250 });

@@ -150,7 +150,8 @@ describe("prepareMessage: validation", () => {
 
   it.each([
     ["a numeric userId", { type: "track", userId: 5, event: "E" }, "userId: Invalid input: expected string, received number"],
-    ["an unknown type", { type: "nope" }, 'type: Invalid option: expected one of "identify"|"track"|"page"|"screen"|"group"|"alias"|"delete"'],
+    ["an unknown type", { type: "nope" }, 'type: expected one of identify, track, page, screen, group, alias, delete (got "nope")'],
+    ["no type", { userId: "u1" }, "type: missing type (one of identify, track, page, screen, group, alias, delete)"],
     [
       "a numeric event and array properties",
       { type: "track", userId: "u1", event: 5, properties: [] },

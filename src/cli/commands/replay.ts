@@ -8,11 +8,12 @@ import { UsageError } from "../../core/errors.js";
 import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
+import { requireNdjson } from "../../engine/ndjson-input.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
 import { parseIntFlag } from "../../core/int-flag.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
 
@@ -35,6 +36,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
   const output = new Output(io, globals);
+  noteUnsigned(output, [destination]);
   const dryRun = flags.dryRun === true;
   const resume = flags.resume === true;
   const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-failed.ndjson" : `${file}.failed.ndjson`));
@@ -56,7 +58,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   try {
     const read = { bytes: 0 };
     const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(readJobs(files?.lines(stream, read) ?? readLineBatches(stream, { counter: read })), {
+    summary = await runDeliveries(readJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName)), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
       ...renderRun(output, destination),

@@ -10,7 +10,7 @@ import { printDryRun } from "../dry-run.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
-import { Output, renderDeliveryEvent } from "../render.js";
+import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
 
 export interface SendFlags extends DeliveryFlags {
   data?: string;
@@ -46,6 +46,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     return 0;
   }
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
+  noteUnsigned(output, settings.destinations);
   if (flags.dryRun === true) {
     for (const destination of settings.destinations) printDryRun(output, message.body, destination, sourceField(destination));
     return 0;

@@ -10,7 +10,7 @@ import { createRowParser, type RowParser } from "../../core/user-table.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type DeliveryJob } from "../../engine/run-deliveries.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import { noteUnsigned, Output } from "../render.js";
 import { printRunSummary, renderRun } from "../run-report.js";
 import { parseReplayFlags } from "./replay.js";
 
@@ -73,6 +73,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const state = await loadSyncState(statePath, kind, name, trait);
   const changes = diff(state.values);
   const output = new Output(io, globals);
+  noteUnsigned(output, [destination]);
   output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
   const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;

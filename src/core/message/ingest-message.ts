@@ -1,4 +1,4 @@
-import { checkRequiredFields, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { checkRequiredFields, checkShape, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import { formatIssues, inboundMessageSchema, type MessageType } from "./schema.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
@@ -24,13 +24,15 @@ export interface LibraryInfo {
 export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
   const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
   if (type === "delete") return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
+  if (type === undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: `missing type (one of ${INGEST_TYPES.join(", ")})` };
   if (!(INGEST_TYPES as readonly unknown[]).includes(type)) {
-    return { ok: false, code: "E_INVALID_MESSAGE", error: `type: expected one of ${INGEST_TYPES.join(", ")}${type === undefined ? "" : ` (got ${JSON.stringify(type)})`}` };
+    return { ok: false, code: "E_INVALID_MESSAGE", error: `type: expected one of ${INGEST_TYPES.join(", ")} (got ${JSON.stringify(type)})` };
   }
   const parsed = inboundMessageSchema.safeParse(input);
   if (!parsed.success) return { ok: false, code: "E_INVALID_MESSAGE", error: formatIssues(parsed.error).join("; ") };
   const message = parsed.data;
-  const problem = checkRequiredFields(message);
+  // The same field rules as the destination side: a page's properties.url is a string here too.
+  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
   if (problem !== undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: problem };
   let timestamp = stamps.now().toISOString();
   if (message.timestamp !== undefined) {

@@ -1,10 +1,8 @@
-import { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import {
   formatIssues,
   inboundMessageSchema,
   outboundMessageSchema,
-  pagePropertiesSchema,
-  screenContextSchema,
   type InboundMessage,
   type MessageType,
 } from "./schema.js";
@@ -80,15 +78,6 @@ function prepareOutbound(value: Record<string, unknown>, body: string): PrepareR
       : undefined);
   if (problem !== undefined) return invalid(problem);
   return finish(message.type, body, identity, message.messageId);
-}
-
-function checkShape(type: MessageType, properties: unknown, context: unknown): string | undefined {
-  const check = type === "page" ? pagePropertiesSchema.safeParse(properties ?? {}) : type === "screen" ? screenContextSchema.safeParse(context ?? {}) : undefined;
-  if (check === undefined || check.success) return undefined;
-  const prefix = type === "page" ? "properties" : "context";
-  return formatIssues(check.error)
-    .map((issue) => `${prefix}.${issue}`)
-    .join("; ");
 }
 
 function buildOutbound(message: InboundMessage, timestamp: string, stamps: MessageStamps): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { MessageType } from "./schema.js";
+import { formatIssues, pagePropertiesSchema, screenContextSchema, type MessageType } from "./schema.js";
 
 /** The largest message accepted, in bytes of serialised JSON (the seed's 32 KB). */
 export const MAX_MESSAGE_BYTES = 32_000;
@@ -56,4 +56,14 @@ export function isDestinationEnabled(integrations: Record<string, unknown> | und
 
 export function sizeError(bytes: number): string {
   return `message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB)`;
+}
+
+/** The seed's typed fields: page properties and screen context are strings where the seed names them. */
+export function checkShape(type: MessageType, properties: unknown, context: unknown): string | undefined {
+  const check = type === "page" ? pagePropertiesSchema.safeParse(properties ?? {}) : type === "screen" ? screenContextSchema.safeParse(context ?? {}) : undefined;
+  if (check === undefined || check.success) return undefined;
+  const prefix = type === "page" ? "properties" : "context";
+  return formatIssues(check.error)
+    .map((issue) => `${prefix}.${issue}`)
+    .join("; ");
 }

@@ -4,6 +4,11 @@ import { z } from "zod";
 export const MESSAGE_TYPES = ["identify", "track", "page", "screen", "group", "alias", "delete"] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
+/** A message's type, with an error that says "missing type" when there is none. */
+const messageType = z.enum(MESSAGE_TYPES, {
+  error: (issue) => (issue.input === undefined ? `missing type (one of ${MESSAGE_TYPES.join(", ")})` : `expected one of ${MESSAGE_TYPES.join(", ")} (got ${JSON.stringify(issue.input)})`),
+});
+
 /**
  * A JSON object, checked but not copied: z.record would rebuild every properties, traits and
  * context object key by key, a cost that showed in replay's profile.
@@ -15,7 +20,7 @@ const optionalId = z.string().nullish();
 
 /** A Segment-spec message as a caller writes it (flags, NDJSON lines, library calls). */
 export const inboundMessageSchema = z.object({
-  type: z.enum(MESSAGE_TYPES),
+  type: messageType,
   userId: optionalId,
   anonymousId: optionalId,
   event: z.string().optional(),
@@ -59,7 +64,7 @@ export function stringFieldPaths(type: MessageType, field: "properties" | "conte
 /** A message already in the outbound shape (a capture from `wh listen`, say). */
 export const outboundMessageSchema = z.looseObject({
   version: z.literal(1).optional(),
-  type: z.enum(MESSAGE_TYPES),
+  type: messageType,
   userId: optionalId,
   anonymousId: optionalId,
   event: z.string().optional(),
