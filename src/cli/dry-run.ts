@@ -1,5 +1,6 @@
 import type { Destination } from "../config/resolve.js";
-import { buildRequestHeaders } from "../core/deliver.js";
+import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookTarget } from "../core/deliver.js";
+import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";
 import { USER_AGENT } from "../version.js";
@@ -12,12 +13,33 @@ import type { Output } from "./render.js";
 export function printDryRun(output: Output, body: string, destination: Destination, context: Record<string, unknown> = {}): void {
   const headers = buildRequestHeaders(body, USER_AGENT, destination.sharedSecret);
   for (const target of destination.targets) {
-    const shown: Record<string, string> = { ...headers };
-    for (const [name, value] of Object.entries(target.headers)) shown[name] = redactHeaderValue(name, value);
+    const shown = headersShown(headers, target);
     const url = redactUrl(target.url);
     output.record({ ...context, dryRun: true, url, headers: shown, signature: headers[SIGNATURE_HEADER] ?? null, body });
     if (output.json) continue;
     const lines = [`POST ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body, ""];
     output.result(lines.join("\n"));
+  }
+}
+
+/** The headers of a request to `target`, as output shows them: credential-like values masked. */
+export function headersShown(headers: Readonly<Record<string, string>>, target: WebhookTarget): Record<string, string> {
+  const shown: Record<string, string> = { ...headers };
+  for (const [name, value] of Object.entries(target.headers)) shown[name] = redactHeaderValue(name, value);
+  return shown;
+}
+
+/**
+ * --verbose: every attempt with its request headers (masked), and every answer with its status,
+ * time and the start of its body (neutralised: it is the receiver's text).
+ */
+export function renderVerboseEvent(output: Output, label: string, body: string, destination: Destination, event: DeliveryEvent): void {
+  const c = output.err;
+  if (event.type === "attempt") {
+    const target = destination.targets.find((each) => redactUrl(each.url) === event.url);
+    const headers = target === undefined ? {} : headersShown(buildRequestHeaders(body, USER_AGENT, destination.sharedSecret), target);
+    output.log(`${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("; "))}`);
+  } else if (event.type === "response") {
+    output.log(`${c.dim(label)} ${event.url} attempt ${event.attempt}: ${describeOutcome(event.outcome)} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`);
   }
 }

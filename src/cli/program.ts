@@ -35,6 +35,7 @@ function addDeliveryOptions(command: Command): Command {
     .option("--retry-window <duration>", "stop retrying this long after the first attempt", "4h")
     .option("--max-attempts <n>", "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)")
     .option("--source <name>", "the config source to deliver for")
+    .option("--verbose", "show every attempt: request headers (secrets masked), status, time and the start of the answer")
     .option("--config <file>", "config file (default: search for .whrc*, wh.config.*, package.json#wh)");
 }
 

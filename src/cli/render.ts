@@ -88,13 +88,14 @@ export class Output {
 }
 
 /** Renders delivery events as stderr lines: one per attempt's answer, one per retry. */
-export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label: string): void {
+export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label: string, verbose = false): void {
   const c = output.err;
   switch (event.type) {
     case "attempt":
       output.stopSpinner();
       return;
     case "response": {
+      if (verbose) return; // the verbose line has said it
       const classification = classifyOutcome(event.outcome);
       const paint = classification === "success" ? c.green : classification === "retryable" ? c.yellow : c.red;
       output.log(`${c.dim(label)} ${event.url} attempt ${event.attempt}: ${paint(describeOutcome(event.outcome))} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`);

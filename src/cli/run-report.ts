@@ -7,7 +7,7 @@ import type { JournalState } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
 import { runExitCode, type DeliveryJob, type JobOutcome, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
 import type { RunFiles } from "../engine/run-files.js";
-import { printDryRun } from "./dry-run.js";
+import { printDryRun, renderVerboseEvent } from "./dry-run.js";
 import type { Output } from "./render.js";
 
 const PROGRESS_EVERY_MS = 5_000;
@@ -21,8 +21,12 @@ export function renderRun(
   output: Output,
   destination: Destination,
   also?: RunOptions["onOutcome"],
-): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress"> {
+  verbose = false,
+): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent"> {
   return {
+    onDeliveryEvent: verbose
+      ? (job, event) => renderVerboseEvent(output, job.label ?? `line ${job.number}`, job.prepared.ok ? job.prepared.message.body : "", destination, event)
+      : undefined,
     onOutcome: (job, outcome, report, reason) => {
       also?.(job, outcome, report, reason);
       renderOutcome(output, job, outcome, report, reason);

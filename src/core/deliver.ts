@@ -177,14 +177,14 @@ async function deliverToTarget(
 }
 
 /**
- * One line for a person: `HTTP 404 "no such hook"`, `HTTP 301 to https://…`, `timeout after 5s`.
+ * One line for a person: `HTTP 404: no such hook`, `HTTP 301 to https://…`, `timeout after 5s`.
  * What the receiver said is untrusted: it is neutralised and cut to one line.
  */
 export function describeOutcome(outcome: AttemptOutcome | undefined): string {
   if (outcome === undefined) return "no answer";
   if (outcome.kind === "error") return outcome.message;
   const location = outcome.location === undefined ? "" : ` to ${neutralize(outcome.location)}`;
-  const said = outcome.body === undefined || outcome.body.trim() === "" ? "" : ` ${JSON.stringify(excerpt(outcome.body))}`;
+  const said = outcome.body === undefined || outcome.body.trim() === "" ? "" : `: ${excerpt(outcome.body)}`;
   return `HTTP ${outcome.status}${location}${said}`;
 }
 

@@ -21,7 +21,8 @@ export interface WaitReason {
 
 /** What a run sends each event with: one destination (replay), or a batching client (ingest). */
 export interface Sender {
-  send(body: string, signal: AbortSignal): Promise<DeliveryReport>;
+  /** `onEvent` sees every attempt and answer (for --verbose). */
+  send(body: string, signal: AbortSignal, onEvent?: (event: DeliveryEvent) => void): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry. */
   readonly retrying: number;
   /** Why they wait, per URL. */
@@ -76,7 +77,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
     },
     waiting,
     to: (destination) => ({
-      send: (body, signal) => deliverer.deliver(body, destination, { signal }),
+      send: (body, signal, onEvent) => deliverer.deliver(body, destination, { signal, onEvent }),
       get retrying() {
         return retrying;
       },

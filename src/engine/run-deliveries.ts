@@ -3,7 +3,7 @@ import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type Journal, type OutcomeCounts } from "../adapters/journal.js";
-import type { DeliveryReport } from "../core/deliver.js";
+import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { PrepareResult } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
 import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
@@ -72,6 +72,8 @@ export interface RunOptions {
   earlier?: OutcomeCounts | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
+  /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent) => void) | undefined;
   /** A dry run (no sender) hands each event's body here instead of sending it. */
   onDryRun?: (job: DeliveryJob, body: string) => void;
   /** Starts a progress display over the live counts; stopped when the run ends. */
@@ -213,7 +215,8 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         }
         const sender = options.sender;
         const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
-          const report = await sender.send(prepared.message.body, hardStop.signal);
+          const onEvent = options.onDeliveryEvent;
+          const report = await sender.send(prepared.message.body, hardStop.signal, onEvent === undefined ? undefined : (event) => onEvent(job, event));
           if (report.outcome === "delivered") finish(job, "delivered", report);
           else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
           else finish(job, "interrupted", report);

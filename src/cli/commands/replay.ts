@@ -25,6 +25,7 @@ export interface ReplayFlags extends DeliveryFlags {
   journal?: string;
   resume?: boolean;
   dryRun?: boolean;
+  verbose?: boolean;
 }
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
@@ -53,7 +54,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
-  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env });
+  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
   let summary: RunSummary | undefined;
   try {
     const read = { bytes: 0 };
@@ -61,7 +62,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     summary = await runDeliveries(readJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName)), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
-      ...renderRun(output, destination),
+      ...renderRun(output, destination, undefined, flags.verbose === true),
       sender: deliverer?.to(destination),
       journal: files?.journal,
       deadLetter: files?.deadLetter,

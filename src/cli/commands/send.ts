@@ -6,7 +6,7 @@ import { UsageError } from "../../core/errors.js";
 import { prepareMessage, type PreparedMessage } from "../../core/message/prepare.js";
 import { MESSAGE_TYPES, stringFieldPaths, type MessageType } from "../../core/message/schema.js";
 import { createDeliverer } from "../../engine/deliverer.js";
-import { printDryRun } from "../dry-run.js";
+import { printDryRun, renderVerboseEvent } from "../dry-run.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
@@ -28,6 +28,7 @@ export interface SendFlags extends DeliveryFlags {
   context?: string[];
   integrations?: string;
   dryRun?: boolean;
+  verbose?: boolean;
 }
 
 /** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
@@ -51,14 +52,17 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     for (const destination of settings.destinations) printDryRun(output, message.body, destination, sourceField(destination));
     return 0;
   }
-  const deliverer = await createDeliverer(settings, { env: io.env });
+  const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
   try {
     const reports = await Promise.all(
       settings.destinations.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
         const report = await deliverer.deliver(message.body, destination, {
           signal: io.signal,
-          onEvent: (event) => renderDeliveryEvent(output, event, label),
+          onEvent: (event) => {
+            if (flags.verbose === true) renderVerboseEvent(output, label, message.body, destination, event);
+            renderDeliveryEvent(output, event, label, flags.verbose === true);
+          },
         });
         printOutcome(output, message, destination, report);
         return report;

@@ -21,6 +21,7 @@ export interface SyncFlags extends DeliveryFlags {
   concurrency?: string;
   rate?: string;
   dryRun?: boolean;
+  verbose?: boolean;
 }
 
 /** `wh audience sync NAME --members FILE --state FILE`: identify `{ trait: true|false }` for each change. */
@@ -49,7 +50,7 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   // Taken (and checked writable) before the state is read and before anything is sent.
   const writer = dryRun ? undefined : openSyncStateWriter(statePath);
   try {
-    return await syncChanges({ kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, writer, settings, destination }, globals, io, diff);
+    return await syncChanges({ kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, verbose: flags.verbose === true, writer, settings, destination }, globals, io, diff);
   } finally {
     writer?.close();
   }
@@ -63,6 +64,7 @@ interface SyncPlan {
   concurrency: number;
   ratePerSecond: number | undefined;
   dryRun: boolean;
+  verbose: boolean;
   writer: SyncStateWriter | undefined;
   settings: DeliverySettings;
   destination: Destination;
@@ -75,17 +77,22 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const output = new Output(io, globals);
   noteUnsigned(output, [destination]);
   output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
-  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env });
+  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary;
   try {
     summary = await runDeliveries(changeJobs(changes, trait), {
-      ...renderRun(output, destination, (job, outcome) => {
-        if (outcome !== "delivered") return;
-        const change = byNumber(job);
-        if (change.change === "left") state.values.delete(change.userId);
-        else state.values.set(change.userId, change.value);
-      }),
+      ...renderRun(
+        output,
+        destination,
+        (job, outcome) => {
+          if (outcome !== "delivered") return;
+          const change = byNumber(job);
+          if (change.change === "left") state.values.delete(change.userId);
+          else state.values.set(change.userId, change.value);
+        },
+        plan.verbose,
+      ),
       sender: deliverer?.to(destination),
       concurrency: plan.concurrency,
       total: changes.length,
