@@ -292,6 +292,23 @@ ${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
       exitCode = await runDemo(globals(), io);
     });
 
+  program
+    .command("completion")
+    .description("Print a shell completion script (commands, flags, and source names from the config).")
+    .argument("[shell]", "bash, zsh or fish")
+    .option("--sources", "print the config's source names, one per line (what the scripts call)")
+    .addHelpText("after", examples('eval "$(wh completion bash)"        # in ~/.bashrc', 'eval "$(wh completion zsh)"         # in ~/.zshrc', "wh completion fish > ~/.config/fish/completions/wh.fish"))
+    .action(async (shell: string | undefined, flags: { sources?: boolean }) => {
+      if (flags.sources === true) {
+        const { loadConfig } = await import("../config/load.js");
+        const { config } = await loadConfig(io.cwd).catch(() => ({ config: {} as { sources?: Record<string, unknown> } }));
+        for (const name of Object.keys(config.sources ?? {})) io.stdout.write(`${name}\n`);
+        return;
+      }
+      const { completionScript } = await import("./completion.js");
+      io.stdout.write(completionScript(shell ?? "", program));
+    });
+
   program.addHelpText(
     "after",
     `
