@@ -10,16 +10,12 @@ import type { TransportErrorCode } from "../core/retry-policy.js";
  * undici 7 move the file, the whole package is loaded instead.
  */
 function loadAgent(): typeof AgentClass {
-  return loadDispatcher<typeof AgentClass>("agent.js", "Agent");
-}
-
-function loadDispatcher<T>(file: string, name: keyof typeof import("undici")): T {
   const require = createRequire(import.meta.url);
   try {
-    return require(`undici/lib/dispatcher/${file}`) as T;
+    return require("undici/lib/dispatcher/agent.js") as typeof AgentClass;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    return (require("undici") as typeof import("undici"))[name] as T;
+    return (require("undici") as typeof import("undici")).Agent;
   }
 }
 
@@ -288,7 +284,9 @@ function errorMessage(error: unknown): string {
 
 /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as undici reads them, with the same certificate rules to the target and the proxy. */
 function createProxyAgent(env: NodeJS.ProcessEnv, tls: { rejectUnauthorized: true; ca?: string[] }): Dispatcher {
-  const EnvHttpProxyAgent = loadDispatcher<typeof import("undici").EnvHttpProxyAgent>("env-http-proxy-agent.js", "EnvHttpProxyAgent");
+  // The whole package here: the proxy agent tunnels with Dispatcher#connect, which undici's index
+  // adds to its dispatchers (loading the agent's file alone would leave it out).
+  const { EnvHttpProxyAgent } = createRequire(import.meta.url)("undici") as typeof import("undici");
   const pick = (...names: string[]): string | undefined => names.map((name) => env[name]).find((value) => value !== undefined && value !== "");
   return new EnvHttpProxyAgent({
     httpProxy: pick("HTTP_PROXY", "http_proxy"),
