@@ -1,6 +1,4 @@
-import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
-import type { InputLine } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
@@ -14,7 +12,8 @@ import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js
 import { redactUrl } from "../../core/redact.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
-import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
+import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
 import { parseIntFlag } from "../../core/int-flag.js";
@@ -82,7 +81,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
   try {
-    summary = await runDeliveries(readIngestJobs(files.lines(stream), () => sender.endOfInput()), {
+    summary = await runDeliveries(linesToJobs(files.lines(stream), prepareIngestLine, () => sender.endOfInput()), {
       sender,
       concurrency: flushAt * MAX_PENDING_BATCHES,
       ordered: false,
@@ -131,20 +130,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
 
 const LIBRARY = { name: "wh", version: VERSION };
 
-/** Each line checked with the client's own rules as it is read; the body sent is the line. */
-async function* readIngestJobs(batches: AsyncIterable<InputLine[]>, endOfInput: () => void): AsyncGenerator<DeliveryJob[]> {
-  const stamps = { now: () => new Date(), newId: randomUUID };
-  for await (const lines of batches) {
-    const jobs: DeliveryJob[] = [];
-    for (const line of lines) {
-      if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
-      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepareIngestLine(line.text, stamps) });
-    }
-    yield jobs;
-  }
-  endOfInput();
-}
-
+/** A line checked with the client's own rules as it is read; the body sent is the line. */
 function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
   const parsed = parseJson(text);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };

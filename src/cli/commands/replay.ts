@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { readLineBatches, type InputLine } from "../../adapters/line-reader.js";
+import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
 import { UsageError } from "../../core/errors.js";
@@ -9,8 +8,9 @@ import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
+import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
-import { runDeliveries, runExitCode, type DeliveryJob, type RunSummary } from "../../engine/run-deliveries.js";
+import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import { parseIntFlag } from "../../core/int-flag.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
@@ -59,7 +59,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   try {
     const read = { bytes: 0 };
     const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(readJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName)), {
+    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), prepareLine), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
       ...renderRun(output, destination, undefined, flags.verbose === true),
@@ -83,18 +83,6 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);
-}
-
-async function* readJobs(batches: AsyncIterable<InputLine[]>): AsyncGenerator<DeliveryJob[]> {
-  const stamps = { now: () => new Date(), newId: randomUUID };
-  for await (const lines of batches) {
-    const jobs: DeliveryJob[] = [];
-    for (const line of lines) {
-      if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
-      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepareLine(line.text, stamps) });
-    }
-    yield jobs;
-  }
 }
 
 export function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: boolean; ratePerSecond: number | undefined } {

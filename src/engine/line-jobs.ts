@@ -1,0 +1,22 @@
+import { randomUUID } from "node:crypto";
+import type { InputLine } from "../adapters/line-reader.js";
+import type { MessageStamps, PrepareResult } from "../core/message/prepare.js";
+import type { DeliveryJob } from "./run-deliveries.js";
+
+/**
+ * The jobs of an NDJSON input, a batch of lines at a time: blank lines are skipped (they keep
+ * their numbers), a line the reader could not take (invalid UTF-8, overlong) is invalid, and
+ * every other line is prepared by `prepare`. `onEnd` runs once the input has ended.
+ */
+export async function* linesToJobs(batches: AsyncIterable<InputLine[]>, prepare: (text: string, stamps: MessageStamps) => PrepareResult, onEnd?: () => void): AsyncGenerator<DeliveryJob[]> {
+  const stamps = { now: () => new Date(), newId: randomUUID };
+  for await (const lines of batches) {
+    const jobs: DeliveryJob[] = [];
+    for (const line of lines) {
+      if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
+      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepare(line.text, stamps) });
+    }
+    yield jobs;
+  }
+  onEnd?.();
+}
