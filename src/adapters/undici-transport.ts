@@ -60,7 +60,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Clo
   const inFlight = new InFlightRequests();
   const targets = new WeakMap<URL, { origin: string; path: string }>();
   return {
-    post(url, headers, body, { signal, timeoutMs }): Promise<TransportResult> {
+    post(url, headers, body, { signal, timeoutMs, method = "POST" }): Promise<TransportResult> {
       if (signal.aborted) return Promise.resolve(ABORTED);
       let target = targets.get(url);
       if (target === undefined) {
@@ -71,7 +71,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Clo
       return new Promise<TransportResult>((resolve) => {
         const handler = new PostHandler(resolve, inFlight, signal, timeoutMs, keepEveryBody);
         inFlight.add(handler);
-        agent.dispatch({ origin, path, method: "POST", headers, body }, handler as unknown as Dispatcher.DispatchHandler);
+        agent.dispatch({ origin, path, method, headers, body }, handler as unknown as Dispatcher.DispatchHandler);
       });
     },
     close: () => agent.close(),

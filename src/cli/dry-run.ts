@@ -10,16 +10,30 @@ import type { Output } from "./render.js";
  * Prints what would be sent, without sending: for each URL the headers (credential-like static
  * header values masked, never the secret) and the exact body bytes with the signature over them.
  */
-export function printDryRun(output: Output, body: string, destination: Destination, context: Record<string, unknown> = {}): void {
-  const headers = buildRequestHeaders(body, USER_AGENT, destination.sharedSecret);
+export function printDryRun(output: Output, request: DryRunRequest, destination: Destination, context: Record<string, unknown> = {}): void {
+  const { body } = request;
+  const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret);
+  const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
     const url = redactUrl(target.url);
-    output.record({ ...context, dryRun: true, url, headers: shown, signature: headers[SIGNATURE_HEADER] ?? null, body });
+    output.record({ ...context, dryRun: true, method: destination.method, url, headers: shown, signature: headers[SIGNATURE_HEADER] ?? null, body, ...(dropped.length === 0 ? {} : { notCarried: dropped }) });
     if (output.json) continue;
-    const lines = [`POST ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body, ""];
-    output.result(lines.join("\n"));
+    const lines = [`${destination.method} ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body];
+    if (request.signedText !== undefined) lines.push("(X-Signature covers the first event only, as Segment signs batches)");
+    // Nothing is dropped without a word: what the classic shape does not carry is named.
+    if (dropped.length > 0) lines.push(`(not carried by the classic shape: ${dropped.join(", ")}; --mode actions sends the whole event)`);
+    output.result(`${lines.join("\n")}\n`);
   }
+}
+
+/** What a dry run shows of one request. */
+export interface DryRunRequest {
+  body: string;
+  /** What X-Signature covers when not the body (an Actions batch's first event). */
+  signedText?: string | undefined;
+  /** The input's fields the body does not carry. */
+  dropped?: readonly string[] | undefined;
 }
 
 /** The headers of a request to `target`, as output shows them: credential-like values masked. */

@@ -35,6 +35,9 @@ function addDeliveryOptions(command: Command): Command {
     .option("--retry-window <duration>", "stop retrying this long after the first attempt", "4h")
     .option("--max-attempts <n>", "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)")
     .option("--source <name>", "the config source to deliver for")
+    .option("--mode <mode>", "classic: the seed's shapes (default); actions: Segment's Webhooks (Actions) destination, whole events")
+    .option("--method <method>", "actions mode: POST (default), PUT or PATCH")
+    .option("--batch-size <n>", "actions mode: events per request as a JSON array, 1 to 4000 (default 1: no batches)")
     .option("--verbose", "show every attempt: request headers (secrets masked), status, time and the start of the answer")
     .option("--config <file>", "config file (default: search for .whrc*, wh.config.*, package.json#wh)");
 }
@@ -118,6 +121,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--dead-letter <file>", "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)")
       .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)")
       .option("--resume", "continue from the journal: send nothing it records as finished")
+      .option("--exact-bytes", "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)")
       .option("--dry-run", "print the exact request for every event, and send nothing"),
   )
     .addHelpText(

@@ -31,7 +31,7 @@ export function renderRun(
       also?.(job, outcome, report, reason);
       renderOutcome(output, job, outcome, report, reason);
     },
-    onDryRun: (job, body) => printDryRun(output, body, destination, { line: job.number }),
+    onDryRun: (job, request) => printDryRun(output, request, destination, { line: job.number }),
     startProgress: (progress) => startProgress(output, progress),
   };
 }

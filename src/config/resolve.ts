@@ -4,7 +4,8 @@ import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
 import { parseIntFlag } from "../core/int-flag.js";
 import { loadConfig } from "./load.js";
-import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
+import type { DestinationMode } from "../core/message/prepare.js";
+import { MAX_BATCH_SIZE, parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
 
 /** The flags every delivering command shares (commander's camelCase names). */
@@ -17,6 +18,9 @@ export interface DeliveryFlags extends SecretFlags {
   retryWindow?: string | undefined;
   maxAttempts?: string | undefined;
   source?: string | undefined;
+  mode?: string | undefined;
+  method?: string | undefined;
+  batchSize?: string | undefined;
 }
 
 /** Where one message goes: a source's URLs, with its headers and secret. */
@@ -27,7 +31,14 @@ export interface Destination {
   targets: WebhookTarget[];
   sharedSecret: string | undefined;
   secretOrigin: SecretOrigin | undefined;
+  /** classic (the seed's shapes) or actions (whole events, PUT/PATCH, batches). */
+  mode: DestinationMode;
+  method: HttpMethod;
+  /** Events per request: 1 is one event per request; more is an Actions batch (a JSON array). */
+  batchSize: number;
 }
+
+export type HttpMethod = "POST" | "PUT" | "PATCH";
 
 export interface DeliverySettings {
   configPath: string | undefined;
@@ -63,7 +74,7 @@ export async function resolveDeliverySettings(
   if (flags.url !== undefined && flags.url.length > 0) {
     // --url makes one destination; it takes a source's secret only when that source is clear.
     const base = flags.source !== undefined || chosen.length === 1 ? chosen[0] : undefined;
-    chosen = [{ source: base?.source, enabled: true, webhooks: flags.url.map((url) => ({ url })), sharedSecret: base?.sharedSecret }];
+    chosen = [{ ...base, source: base?.source, enabled: true, webhooks: flags.url.map((url) => ({ url })), sharedSecret: base?.sharedSecret }];
   }
   if (chosen.every((choice) => choice.webhooks.length === 0)) {
     throw new UsageError("no webhook URL to deliver to", { hint: "pass --url URL, or set webhooks in a config file (.whrc.json)" });
@@ -75,6 +86,7 @@ export async function resolveDeliverySettings(
     return {
       source: choice.source,
       enabled: choice.enabled,
+      ...deliveryShapeOf(flags, choice, config),
       targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
@@ -89,12 +101,37 @@ interface SourceChoice {
   writeKey?: string | undefined;
   webhooks: WebhookConfig[];
   sharedSecret: string | undefined;
+  mode?: DestinationMode | undefined;
+  method?: HttpMethod | undefined;
+  batchSize?: number | undefined;
+}
+
+/** The mode, method and batch size: flags, then the source's, then the config's top level. */
+function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhConfig): { mode: DestinationMode; method: HttpMethod; batchSize: number } {
+  const mode = flags.mode ?? choice.mode ?? config.mode ?? "classic";
+  if (mode !== "classic" && mode !== "actions") throw new UsageError(`--mode ${JSON.stringify(mode)}: expected classic or actions`);
+  const method = (flags.method?.toUpperCase() ?? choice.method ?? config.method ?? "POST") as HttpMethod;
+  if (!["POST", "PUT", "PATCH"].includes(method)) throw new UsageError(`--method ${JSON.stringify(flags.method)}: expected POST, PUT or PATCH`);
+  const batchSize = flags.batchSize === undefined ? (choice.batchSize ?? config.batchSize ?? 1) : parseIntFlag("--batch-size", flags.batchSize, 1, 1, MAX_BATCH_SIZE);
+  // The classic destination posts one event per request: PUT, PATCH and batches are Actions'.
+  if (mode === "classic" && method !== "POST") throw new UsageError(`--method ${method} needs --mode actions (the classic destination only POSTs)`);
+  if (mode === "classic" && batchSize > 1) throw new UsageError(`--batch-size ${batchSize} needs --mode actions (the classic destination sends one event per request)`);
+  return { mode, method, batchSize };
 }
 
 /** The sources a command is for: see SourceSelection. The flat settings are one unnamed source. */
 export function chooseSources(config: WhConfig, name: string | undefined, selection: SourceSelection): SourceChoice[] {
   const sources = Object.entries(config.sources ?? {}).map(
-    ([source, value]): SourceChoice => ({ source, enabled: value.enabled ?? true, writeKey: value.writeKey, webhooks: value.webhooks, sharedSecret: value.sharedSecret }),
+    ([source, value]): SourceChoice => ({
+      source,
+      enabled: value.enabled ?? true,
+      writeKey: value.writeKey,
+      webhooks: value.webhooks,
+      sharedSecret: value.sharedSecret,
+      mode: value.mode,
+      method: value.method,
+      batchSize: value.batchSize,
+    }),
   );
   if (sources.length === 0) {
     if (name !== undefined) throw new UsageError(`--source ${name}: the config defines no sources`);

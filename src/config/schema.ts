@@ -2,6 +2,9 @@ import { z } from "zod";
 import { formatIssues } from "../core/message/schema.js";
 import { redactUrlText } from "../core/redact.js";
 
+/** The most events in one batch of Segment's Actions destination. */
+export const MAX_BATCH_SIZE = 4_000;
+
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
 
@@ -55,17 +58,26 @@ const webhooksSchema = z
 
 const secretSchema = z.string().min(1, "must not be empty");
 
+/** How a destination delivers: the classic shapes or Actions' whole events, the method, batches. */
+const deliveryShape = {
+  mode: z.enum(["classic", "actions"]).optional(),
+  method: z.enum(["POST", "PUT", "PATCH"]).optional(),
+  batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional(),
+};
+
 const sourceSchema = z.strictObject({
   writeKey: z.string().min(1).optional(),
   enabled: z.boolean().optional(),
   webhooks: webhooksSchema,
   sharedSecret: secretSchema.optional(),
+  ...deliveryShape,
 });
 
 export const configSchema = z
   .strictObject({
     webhooks: webhooksSchema.optional(),
     sharedSecret: secretSchema.optional(),
+    ...deliveryShape,
     sources: z.record(z.string().min(1), sourceSchema).optional(),
     ingest: z.strictObject({ endpoint: webhookUrl.optional(), writeKey: z.string().min(1).optional() }).optional(),
   })

@@ -17,7 +17,8 @@ export type TransportResult = AttemptOutcome;
  * body is sent as its UTF-8 bytes, the same bytes the signature was computed over.
  */
 export interface HttpTransport {
-  post(url: URL, headers: Record<string, string>, body: string | Uint8Array, options: { signal: AbortSignal; timeoutMs: number }): Promise<TransportResult>;
+  /** Sends the body with `method` (default POST). */
+  post(url: URL, headers: Record<string, string>, body: string | Uint8Array, options: { signal: AbortSignal; timeoutMs: number; method?: "POST" | "PUT" | "PATCH" | undefined }): Promise<TransportResult>;
 }
 
 export type DeliveryEvent =
@@ -53,6 +54,13 @@ export interface DeliveryOptions {
   timeoutMs: number;
   userAgent: string;
   sharedSecret?: string | undefined;
+  /** POST (default), PUT or PATCH. */
+  method?: "POST" | "PUT" | "PATCH" | undefined;
+  /**
+   * What X-Signature is computed over, when not the body: the first event of an Actions batch,
+   * as Segment signs batches.
+   */
+  signedText?: string | undefined;
   random?: () => number;
   /** Aborting stops every attempt and sleep: the report's outcome is then "aborted". */
   signal?: AbortSignal | undefined;
@@ -91,7 +99,7 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
   // UTF-16, so the encoding has no choices to make).
-  const headers = buildRequestHeaders(body, options.userAgent, options.sharedSecret);
+  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, options.sharedSecret);
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
   const targets =
@@ -150,7 +158,7 @@ async function deliverToTarget(
     report.attempts += 1;
     onEvent?.({ type: "attempt", url, attempt: report.attempts });
     const sentAtMs = clock.now();
-    const outcome = await options.transport.post(target.url, headers, body, { signal, timeoutMs: options.timeoutMs });
+    const outcome = await options.transport.post(target.url, headers, body, { signal, timeoutMs: options.timeoutMs, method: options.method });
     if (outcome.kind === "error" && outcome.code === "aborted") return report;
     report.last = outcome;
     const nowMs = clock.now();

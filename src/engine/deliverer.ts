@@ -9,6 +9,8 @@ import { USER_AGENT } from "../version.js";
 
 export interface DeliverCallOptions {
   signal?: AbortSignal | undefined;
+  /** What X-Signature covers when not the body (an Actions batch: its first event). */
+  signedText?: string | undefined;
   onEvent?: ((event: DeliveryEvent) => void) | undefined;
 }
 
@@ -22,7 +24,7 @@ export interface WaitReason {
 /** What a run sends each event with: one destination (replay), or a batching client (ingest). */
 export interface Sender {
   /** `onEvent` sees every attempt and answer (for --verbose). */
-  send(body: string, signal: AbortSignal, onEvent?: (event: DeliveryEvent) => void): Promise<DeliveryReport>;
+  send(body: string, signal: AbortSignal, onEvent?: (event: DeliveryEvent) => void, signedText?: string): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry. */
   readonly retrying: number;
   /** Why they wait, per URL. */
@@ -77,7 +79,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
     },
     waiting,
     to: (destination) => ({
-      send: (body, signal, onEvent) => deliverer.deliver(body, destination, { signal, onEvent }),
+      send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
       get retrying() {
         return retrying;
       },
@@ -92,6 +94,8 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         timeoutMs: settings.timeoutMs,
         userAgent: USER_AGENT,
         sharedSecret: destination.sharedSecret,
+        method: destination.method,
+        signedText: options.signedText,
         signal: options.signal,
         onEvent: options.onEvent === undefined ? observe : (event) => (observe(event), options.onEvent?.(event)),
       }),

@@ -10,10 +10,14 @@ import { redactUrl } from "../core/redact.js";
 export function destinationIdentity(destination: Destination): { fingerprint: string; description: string } {
   const canonical = JSON.stringify({
     source: destination.source ?? null,
+    mode: destination.mode,
+    method: destination.method,
+    batchSize: destination.batchSize,
     targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
   });
   const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
-  return identity(canonical, destination.source === undefined ? urls : `${urls} (source ${destination.source})`);
+  const how = [destination.source === undefined ? "" : `source ${destination.source}`, destination.mode === "classic" ? "" : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`].filter(Boolean);
+  return identity(canonical, how.length === 0 ? urls : `${urls} (${how.join("; ")})`);
 }
 
 /** The same for an ingestion endpoint: its URL and the write key (in the fingerprint only). */

@@ -74,8 +74,8 @@ export interface RunOptions {
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
   /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
   onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent) => void) | undefined;
-  /** A dry run (no sender) hands each event's body here instead of sending it. */
-  onDryRun?: (job: DeliveryJob, body: string) => void;
+  /** A dry run (no sender) hands each request here instead of sending it. */
+  onDryRun?: (job: DeliveryJob, request: { body: string; signedText?: string | undefined; dropped?: readonly string[] | undefined }) => void;
   /** Starts a progress display over the live counts; stopped when the run ends. */
   startProgress?: (progress: () => RunProgress) => { stop(): void };
 }
@@ -203,7 +203,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           continue;
         }
         if (options.sender === undefined) {
-          options.onDryRun?.(job, prepared.message.body);
+          options.onDryRun?.(job, prepared.message);
           finish(job, "dry-run");
           continue;
         }

@@ -321,7 +321,7 @@ describe("wh replay --json", () => {
 });
 
 describe("wh replay of an outbound capture", () => {
-  it("sends the exact bytes of lines already in the outbound shape", async () => {
+  it("with --exact-bytes sends the exact bytes of lines already in the outbound shape, and by default their compact serialisation", async () => {
     const dir = await makeTempDir();
     // Key order, spacing and escapes a re-serialisation would change.
     const captured = [
@@ -332,11 +332,18 @@ describe("wh replay of an outbound capture", () => {
     await writeFile(join(dir, "captured.ndjson"), `${captured.join("\n")}\n`);
     const server = await receiver();
 
-    const result = await runSigned(["replay", "captured.ndjson", "--url", server.url, "--concurrency", "1"], { cwd: dir });
+    const result = await runSigned(["replay", "captured.ndjson", "--url", server.url, "--concurrency", "1", "--exact-bytes"], { cwd: dir });
 
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests.map((request) => request.body.toString("utf8"))).toEqual(captured);
     for (const request of server.requests) expect(request.headers["x-signature"]).toBe(hmacHex(SECRET, request.body));
+
+    const canonical = await runSigned(["replay", "captured.ndjson", "--url", server.url, "--concurrency", "1"], { cwd: dir });
+    expect(canonical.code, canonical.stderr).toBe(0);
+    const bodies = server.requests.slice(3).map((request) => request.body.toString("utf8"));
+    expect(bodies).toEqual(captured.map((line) => JSON.stringify(JSON.parse(line))));
+    // What receivers that verify JSON.stringify(req.body) compute: the signature matches.
+    for (const request of server.requests.slice(3)) expect(request.headers["x-signature"]).toBe(hmacHex(SECRET, JSON.stringify(JSON.parse(request.body.toString("utf8")))));
   });
 });
 

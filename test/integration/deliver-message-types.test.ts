@@ -62,9 +62,9 @@ describe("deliverMessage over HTTP to a real receiver", () => {
     expect(request.headers["x-env"]).toBe("staging");
   });
 
-  it("sends an outbound-shaped line as its own bytes, whitespace and key order kept, and signs those", async () => {
+  it("with exactBytes sends an outbound-shaped line as its own bytes, whitespace and key order kept, and signs those", async () => {
     const line = '{ "version":1,"type":"track",  "userId":"u1", "event":"Signed Up","properties":{"b":2,"a":"\\u00e9"},"timestamp":"2026-11-21T09:30:08.276Z" }';
-    const prepared = prepareLine(line, STAMPS);
+    const prepared = prepareLine(line, STAMPS, { exactBytes: true });
     if (!prepared.ok) throw new Error(prepared.error);
     const server = await harness.server();
     const { report } = await deliver(prepared.message.body, { targets: [targetOf(server.url)], transport: harness.transport(), sharedSecret: SECRET });

@@ -26,6 +26,7 @@ export interface ReplayFlags extends DeliveryFlags {
   resume?: boolean;
   dryRun?: boolean;
   verbose?: boolean;
+  exactBytes?: boolean;
 }
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
@@ -42,6 +43,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const resume = flags.resume === true;
   const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-failed.ndjson" : `${file}.failed.ndjson`));
   const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-journal" : `${file}.wh-journal`));
+  const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
   const stream = await openInputStream(file, io.cwd, io.stdin);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given)}`;
@@ -59,7 +61,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   try {
     const read = { bytes: 0 };
     const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), prepareLine), {
+    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), (text, stamps) => prepareLine(text, stamps, prepareOptions)), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
       ...renderRun(output, destination, undefined, flags.verbose === true),

@@ -3,7 +3,7 @@ import { readInput } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
-import { prepareMessage, type PreparedMessage } from "../../core/message/prepare.js";
+import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { MESSAGE_TYPES, stringFieldPaths, type MessageType } from "../../core/message/schema.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
@@ -37,9 +37,16 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     throw new UsageError(`unknown message type ${JSON.stringify(type)}`, { hint: `use one of: ${MESSAGE_TYPES.join(", ")}` });
   }
   const input = await buildInput(type as MessageType, flags, io);
-  const prepared = prepareMessage(input, { now: () => new Date(), newId: randomUUID });
-  if (!prepared.ok) throw new UsageError(`invalid ${type} message: ${prepared.error}`, { hint: "nothing was sent" });
-  const message = prepared.message;
+  // One moment and one messageId for the message, whichever shape each destination sends it in.
+  const now = new Date();
+  const messageId = randomUUID();
+  const stamps = { now: () => now, newId: () => messageId };
+  const prepare = (mode: DestinationMode): PreparedMessage => {
+    const prepared = prepareMessage(input, stamps, { mode });
+    if (!prepared.ok) throw new UsageError(`invalid ${type} message: ${prepared.error}`, { hint: "nothing was sent" });
+    return prepared.message;
+  };
+  const message = prepare("classic");
   const output = new Output(io, globals);
   if (!message.enabled) {
     output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", reason: "integrations" });
@@ -49,7 +56,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
   noteUnsigned(output, settings.destinations);
   if (flags.dryRun === true) {
-    for (const destination of settings.destinations) printDryRun(output, message.body, destination, sourceField(destination));
+    for (const destination of settings.destinations) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
     return 0;
   }
   const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
@@ -57,14 +64,15 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     const reports = await Promise.all(
       settings.destinations.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
-        const report = await deliverer.deliver(message.body, destination, {
+        const shaped = prepare(destination.mode);
+        const report = await deliverer.deliver(shaped.body, destination, {
           signal: io.signal,
           onEvent: (event) => {
-            if (flags.verbose === true) renderVerboseEvent(output, label, message.body, destination, event);
+            if (flags.verbose === true) renderVerboseEvent(output, label, shaped.body, destination, event);
             renderDeliveryEvent(output, event, label, flags.verbose === true);
           },
         });
-        printOutcome(output, message, destination, report);
+        printOutcome(output, shaped, destination, report);
         return report;
       }),
     );

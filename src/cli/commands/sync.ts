@@ -5,7 +5,7 @@ import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter
 import { resolveDeliverySettings, type DeliveryFlags, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
-import { prepareMessage } from "../../core/message/prepare.js";
+import { prepareMessage, type DestinationMode } from "../../core/message/prepare.js";
 import { createRowParser, type RowParser } from "../../core/user-table.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type DeliveryJob } from "../../engine/run-deliveries.js";
@@ -81,7 +81,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary;
   try {
-    summary = await runDeliveries(changeJobs(changes, trait), {
+    summary = await runDeliveries(changeJobs(changes, trait, destination.mode), {
       ...renderRun(
         output,
         destination,
@@ -115,7 +115,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
 }
 
 /** The identifies to send, prepared a thousand at a time as the runner asks for them. */
-async function* changeJobs(changes: TraitChange[], trait: string): AsyncGenerator<DeliveryJob[]> {
+async function* changeJobs(changes: TraitChange[], trait: string, mode: DestinationMode): AsyncGenerator<DeliveryJob[]> {
   const stamps = { now: () => new Date(), newId: randomUUID };
   for (let start = 0; start < changes.length; start += 1_000) {
     yield changes.slice(start, start + 1_000).map((change, offset) => {
@@ -123,7 +123,7 @@ async function* changeJobs(changes: TraitChange[], trait: string): AsyncGenerato
       return {
         number: start + offset + 1,
         original: JSON.stringify(input),
-        prepared: prepareMessage(input, stamps),
+        prepared: prepareMessage(input, stamps, { mode }),
         label: `user ${change.userId}`,
         origin: { userId: change.userId, change: change.change, value: change.value },
       };

@@ -15,6 +15,17 @@ export interface MessageStamps {
   newId(): string;
 }
 
+/** Which generation of Segment's Webhooks destination wh delivers as (PRODUCT.md section 6). */
+export type DestinationMode = "classic" | "actions";
+export const DESTINATION_MODES: readonly DestinationMode[] = ["classic", "actions"];
+
+export interface PrepareOptions {
+  /** classic: the seed's shapes (default). actions: the whole event as Segment holds it. */
+  mode?: DestinationMode | undefined;
+  /** Send a line that is already in the outbound shape as its own bytes, not re-serialised. */
+  exactBytes?: boolean | undefined;
+}
+
 /** A message ready for the wire: the exact body bytes are decided here, once. */
 export interface PreparedMessage {
   type: MessageType;
@@ -25,43 +36,118 @@ export interface PreparedMessage {
   messageId: string | undefined;
   /** False when the message's `integrations` turn this destination off. */
   enabled: boolean;
+  /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
+  dropped?: readonly string[] | undefined;
 }
 
 export type PrepareFailure = { ok: false; kind: "invalid-json" | "invalid-message" | "too-large" | "unreadable"; error: string };
 export type PrepareResult = { ok: true; message: PreparedMessage } | PrepareFailure;
 
 /**
- * Validates one message (Segment-spec input, or a message already in the outbound shape) and
- * turns it into the body the destination posts. Expected failures are values, never throws.
+ * Validates one message (Segment-spec input as a caller writes it or as Segment holds it, or a
+ * message already in the classic outbound shape) and turns it into the body the destination
+ * posts. What Segment sends is always the compact serialisation of the event. Expected failures
+ * are values, never throws.
  */
-export function prepareMessage(value: unknown, stamps: MessageStamps): PrepareResult {
-  if (isOutboundShape(value)) return prepareOutbound(value, JSON.stringify(value));
+export function prepareMessage(value: unknown, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
+  return prepareValue(value, undefined, stamps, options);
+}
+
+/** Parses one NDJSON line; with exactBytes, a line already in the outbound shape is sent as the very bytes it holds. */
+export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
+  const parsed = parseJson(line);
+  if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
+  return prepareValue(parsed.value, options.exactBytes === true ? line.trim() : undefined, stamps, options);
+}
+
+function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
+  if (options.mode === "actions") return prepareActions(value, exact, stamps);
+  if (isClassicOutbound(value)) return prepareOutbound(value, exact ?? JSON.stringify(value));
   const parsed = inboundMessageSchema.safeParse(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
   const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
   if (problem !== undefined) return invalid(problem);
-  let timestamp: string;
-  if (message.timestamp === undefined) timestamp = stamps.now().toISOString();
-  else {
-    const normalized = normalizeTimestamp(message.timestamp);
-    if (normalized === undefined) return invalid(timestampError(message.timestamp));
-    timestamp = normalized;
-  }
+  const timestamp = timestampOf(message.timestamp, stamps);
+  if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
   const outbound = buildOutbound(message, timestamp, stamps);
-  return finish(message.type, JSON.stringify(outbound), message, outbound.messageId as string | undefined);
+  const dropped = Object.keys(value as object).filter((key) => !carriedByClassic(message.type, key));
+  return finish(message.type, JSON.stringify(outbound), message, outbound.messageId as string | undefined, dropped);
 }
 
-/** Parses one NDJSON line; an outbound-shaped line is sent as the very bytes it holds. */
-export function prepareLine(line: string, stamps: MessageStamps): PrepareResult {
-  const parsed = parseJson(line);
-  if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
-  const value = parsed.value;
-  return isOutboundShape(value) ? prepareOutbound(value, line.trim()) : prepareMessage(value, stamps);
+/** A classic capture: `version: 1`, or an alias with the seed's literal keys. */
+function isClassicOutbound(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && ((value as { version?: unknown }).version === 1 || "Previous ID" in value || "User ID" in value);
 }
 
-function isOutboundShape(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && ("version" in value || "Previous ID" in value || "User ID" in value);
+/** The fields of the input the classic shape carries (or uses: integrations decides delivery). */
+function carriedByClassic(type: MessageType, key: string): boolean {
+  if (type === "delete") return key === "type" || key === "userId" || key === "timestamp" || key === "integrations";
+  switch (key) {
+    case "type":
+    case "version":
+    case "userId":
+    case "anonymousId":
+    case "context":
+    case "messageId":
+    case "timestamp":
+    case "integrations":
+      return true;
+    case "event":
+      return type === "track";
+    case "name":
+      return type === "page" || type === "screen";
+    case "category":
+      return type === "page";
+    case "properties":
+      return type === "track" || type === "page" || type === "screen";
+    case "traits":
+      return type === "identify" || type === "group" || type === "page";
+    case "groupId":
+      return type === "group";
+    case "previousId":
+      return type === "alias";
+    default:
+      return false;
+  }
+}
+
+/**
+ * Segment's Webhooks (Actions) destination with its default mapping: the whole event, every field
+ * kept, with those Segment's pipeline adds filled in when missing. An alias keeps camelCase
+ * previousId and userId. With exact bytes, the line goes as it is.
+ */
+function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
+  const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
+  const parsed = inboundMessageSchema.safeParse(event);
+  if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
+  const message = parsed.data;
+  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
+  if (problem !== undefined) return invalid(problem);
+  const timestamp = timestampOf(message.timestamp, stamps);
+  if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
+  if (exact !== undefined) return finish(message.type, exact, message, message.messageId, []);
+  const now = stamps.now().toISOString();
+  const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
+  filled.messageId ??= stamps.newId();
+  filled.timestamp = timestamp;
+  filled.receivedAt ??= now;
+  filled.sentAt ??= now;
+  filled.originalTimestamp ??= timestamp;
+  filled.context ??= {};
+  filled.integrations ??= {};
+  return finish(message.type, JSON.stringify(filled), message, filled.messageId as string, []);
+}
+
+/** A classic alias's literal keys as the event holds them (camelCase). */
+function fromClassicAlias(value: Record<string, unknown>): Record<string, unknown> {
+  if (!("Previous ID" in value) && !("User ID" in value)) return value;
+  const { "Previous ID": previousId, "User ID": userId, ...rest } = value;
+  return { ...rest, previousId, userId };
+}
+
+function timestampOf(text: string | undefined, stamps: MessageStamps): string | undefined {
+  return text === undefined ? stamps.now().toISOString() : normalizeTimestamp(text);
 }
 
 function prepareOutbound(value: Record<string, unknown>, body: string): PrepareResult {
@@ -77,7 +163,7 @@ function prepareOutbound(value: Record<string, unknown>, body: string): PrepareR
       ? "a delete carries only type, userId and timestamp"
       : undefined);
   if (problem !== undefined) return invalid(problem);
-  return finish(message.type, body, identity, message.messageId);
+  return finish(message.type, body, identity, message.messageId, []);
 }
 
 function buildOutbound(message: InboundMessage, timestamp: string, stamps: MessageStamps): Record<string, unknown> {
@@ -99,7 +185,8 @@ function buildOutbound(message: InboundMessage, timestamp: string, stamps: Messa
     case "page":
       if (message.name !== undefined) out.name = message.name;
       if (message.category !== undefined) out.category = message.category;
-      out.properties = message.properties ?? {};
+      // The seed's Page.Traits, which analytics-go sends as properties: kept there, under properties' own keys.
+      out.properties = message.traits === undefined ? (message.properties ?? {}) : { ...message.traits, ...message.properties };
       break;
     case "screen":
       if (message.name !== undefined) out.name = message.name;
@@ -127,6 +214,7 @@ function finish(
   body: string,
   identity: { userId?: string | null | undefined; anonymousId?: string | null | undefined; integrations?: Record<string, unknown> | undefined },
   messageId: string | undefined,
+  dropped: readonly string[],
 ): PrepareResult {
   const bytes = Buffer.byteLength(body);
   if (bytes > MAX_MESSAGE_BYTES) return { ok: false, kind: "too-large", error: sizeError(bytes) };
@@ -138,6 +226,7 @@ function finish(
       userKey: identity.userId || identity.anonymousId || undefined,
       messageId,
       enabled: isDestinationEnabled(identity.integrations),
+      ...(dropped.length === 0 ? {} : { dropped }),
     },
   };
 }

@@ -18,9 +18,13 @@ const jsonObject = z.custom<Record<string, unknown>>((value) => typeof value ===
 });
 const optionalId = z.string().nullish();
 
-/** A Segment-spec message as a caller writes it (flags, NDJSON lines, library calls). */
-export const inboundMessageSchema = z.object({
+/**
+ * A Segment-spec message as a caller writes it or Segment holds it (flags, NDJSON lines, library
+ * calls): the fields wh reads are checked; any others (receivedAt, channel, _metadata, …) pass.
+ */
+export const inboundMessageSchema = z.looseObject({
   type: messageType,
+  version: z.number().optional(),
   userId: optionalId,
   anonymousId: optionalId,
   event: z.string().optional(),
@@ -61,7 +65,7 @@ export function stringFieldPaths(type: MessageType, field: "properties" | "conte
   return new Set();
 }
 
-/** A message already in the outbound shape (a capture from `wh listen`, say). */
+/** A message already in the classic outbound shape (a capture from `wh listen`, say). */
 export const outboundMessageSchema = z.looseObject({
   version: z.literal(1).optional(),
   type: messageType,
