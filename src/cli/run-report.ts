@@ -22,13 +22,20 @@ export function renderRun(
   destination: Destination,
   also?: RunOptions["onOutcome"],
   verbose = false,
-): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent"> {
+): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent"> & { notes(): string[] } {
+  // --verbose counts the input fields the classic shape did not carry, for the summary.
+  const notCarried = new Map<string, number>();
   return {
+    notes: () =>
+      notCarried.size === 0
+        ? []
+        : [`not carried by the classic shape (use --mode actions to send whole events): ${[...notCarried].map(([field, count]) => `${field} (${count})`).join(", ")}`],
     onDeliveryEvent: verbose
       ? (job, event) => renderVerboseEvent(output, job.label ?? `line ${job.number}`, job.prepared.ok ? job.prepared.message.body : "", destination, event)
       : undefined,
     onOutcome: (job, outcome, report, reason) => {
       also?.(job, outcome, report, reason);
+      if (verbose && job.prepared.ok) for (const field of job.prepared.message.dropped ?? []) notCarried.set(field, (notCarried.get(field) ?? 0) + 1);
       renderOutcome(output, job, outcome, report, reason);
     },
     onDryRun: (job, request) => printDryRun(output, request, destination, { line: job.number }),

@@ -7,16 +7,22 @@ export interface OrderedPoolOptions {
   maxQueued: number;
 }
 
+/** A task's ordering keys: none, one (an event's user), or several (a batch of several users' events). */
+export type TaskKeys = string | readonly string[] | undefined;
+
 interface Task {
-  key: string | undefined;
+  keys: TaskKeys;
   /** Submission order: of the tasks that may start, the earliest submitted starts first. */
   seq: number;
   run: () => Promise<void>;
+  /** How many of its keys still have an earlier task pending. */
+  waits: number;
 }
 
 /**
  * Runs tasks with bounded concurrency while keeping each key's tasks in submission order: a task
- * does not start before the previous task of its key has settled. `submit` waits while the pool
+ * does not start before the previous task of each of its keys has settled (a batch holding
+ * several users' events waits for all of them). `submit` waits while the pool
  * is full, which is the back-pressure that keeps a reader from outrunning the network.
  */
 export class OrderedPool {
@@ -36,31 +42,38 @@ export class OrderedPool {
    * Queues a task once there is room for it (not when it has run): true when queued, false when
    * the pool was cancelled meanwhile and the task will not run. A promise only when it must wait.
    */
-  submit(key: string | undefined, run: () => Promise<void>): boolean | Promise<boolean> {
+  submit(keys: TaskKeys, run: () => Promise<void>): boolean | Promise<boolean> {
     // No promise when there is room: on the hot path of replay that is one await per event saved.
-    return this.held < this.options.maxQueued || this.cancelled ? this.enqueue(key, run) : this.submitWhenRoom(key, run);
+    return this.held < this.options.maxQueued || this.cancelled ? this.enqueue(keys, run) : this.submitWhenRoom(keys, run);
   }
 
-  private async submitWhenRoom(key: string | undefined, run: () => Promise<void>): Promise<boolean> {
+  private async submitWhenRoom(keys: TaskKeys, run: () => Promise<void>): Promise<boolean> {
     while (this.held >= this.options.maxQueued && !this.cancelled) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    return this.enqueue(key, run);
+    return this.enqueue(keys, run);
   }
 
-  private enqueue(key: string | undefined, run: () => Promise<void>): boolean {
+  private enqueue(keys: TaskKeys, run: () => Promise<void>): boolean {
     if (this.cancelled) return false;
     this.held += 1;
-    const task: Task = { key, seq: this.nextSeq++, run };
-    if (this.options.ordered && key !== undefined) {
-      const queue = this.busyKeys.get(key);
-      if (queue !== undefined) {
-        queue.push(task);
-        return true;
-      }
-      this.busyKeys.set(key, []);
+    const task: Task = { keys, seq: this.nextSeq++, run, waits: 0 };
+    if (this.options.ordered && keys !== undefined) {
+      if (typeof keys === "string") this.hold(keys, task);
+      else for (const key of keys) this.hold(key, task);
+      if (task.waits > 0) return true;
     }
     this.ready.push(task);
     this.pump();
     return true;
+  }
+
+  /** Queues the task behind the pending task of `key`, or makes it the key's head. */
+  private hold(key: string, task: Task): void {
+    const queue = this.busyKeys.get(key);
+    if (queue === undefined) this.busyKeys.set(key, []);
+    else {
+      queue.push(task);
+      task.waits += 1;
+    }
   }
 
   /** Resolves when every submitted task has settled (or was dropped); rethrows a task's throw. */
@@ -73,7 +86,10 @@ export class OrderedPool {
   cancelWaiting(): number {
     this.cancelled = true;
     let dropped = this.ready.clear();
-    for (const queue of this.busyKeys.values()) dropped += queue.length;
+    // A task waiting on several keys is in several queues: count it once.
+    const waiting = new Set<Task>();
+    for (const queue of this.busyKeys.values()) for (const task of queue) waiting.add(task);
+    dropped += waiting.size;
     this.busyKeys.clear();
     this.held -= dropped;
     this.wake();
@@ -103,14 +119,23 @@ export class OrderedPool {
   private settle(task: Task): void {
     this.running -= 1;
     this.held -= 1;
-    if (task.key !== undefined && this.busyKeys.has(task.key)) {
-      const queue = this.busyKeys.get(task.key) as Task[];
-      const next = queue.shift();
-      if (next === undefined) this.busyKeys.delete(task.key);
-      else this.ready.push(next);
-    }
+    const { keys } = task;
+    if (typeof keys === "string") this.release(keys);
+    else if (keys !== undefined) for (const key of keys) this.release(key);
     this.pump();
     this.wake();
+  }
+
+  /** The next task of `key` becomes its head, and starts once it waits on no other key. */
+  private release(key: string): void {
+    const queue = this.busyKeys.get(key);
+    if (queue === undefined) return;
+    const next = queue.shift();
+    if (next === undefined) this.busyKeys.delete(key);
+    else {
+      next.waits -= 1;
+      if (next.waits === 0) this.ready.push(next);
+    }
   }
 
   private wake(): void {

@@ -56,7 +56,9 @@ export interface RunOptions {
   concurrency: number;
   /** Keep each user's events in input order. */
   ordered: boolean;
-  /** Events started per second at most. */
+  /** Events per request: more than 1 sends Actions batches (JSON arrays). Default 1. */
+  batchSize?: number | undefined;
+  /** Requests started per second at most. */
   ratePerSecond: number | undefined;
   journal: Journal | undefined;
   deadLetter: AppendFile | undefined;
@@ -187,6 +189,43 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
     return options.fractionRead?.();
   };
+  const batchSize = options.batchSize ?? 1;
+  const pendingBatch: DeliveryJob[] = [];
+  /**
+   * An Actions batch: one request whose body is the events' JSON array, signed over the first
+   * event as Segment signs batches. It starts only once every earlier event of each of its users
+   * has ended; each event ends with the batch (a failed batch dead-letters every event, each with
+   * its own line). False when the run stopped meanwhile.
+   */
+  const sendBatch = async (jobs: DeliveryJob[]): Promise<boolean> => {
+    const messages = jobs.map((job) => (job.prepared as Extract<PrepareResult, { ok: true }>).message);
+    const body = `[${messages.map((message) => message.body).join(",")}]`;
+    const signedText = messages[0]?.body;
+    const first = jobs[0] as DeliveryJob;
+    if (options.sender === undefined) {
+      options.onDryRun?.(first, { body, signedText });
+      for (const job of jobs) finish(job, "dry-run");
+      return true;
+    }
+    if (options.ratePerSecond !== undefined) {
+      const waitMs = nextStartAt - Date.now();
+      if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
+      nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
+      if (stop.signal.aborted) return false;
+    }
+    const sender = options.sender;
+    const keys = options.ordered ? [...new Set(messages.map((message) => message.userKey).filter((key): key is string => key !== undefined))] : undefined;
+    const submitted = pool.submit(keys, async () => {
+      const onEvent = options.onDeliveryEvent;
+      const report = await sender.send(body, hardStop.signal, onEvent === undefined ? undefined : (event) => onEvent(first, event), signedText);
+      const outcome = report.outcome === "delivered" ? "delivered" : report.outcome === "failed" ? "failed" : "interrupted";
+      const reason = outcome === "failed" ? `in a batch of ${jobs.length}: ${describeTargets(report)}` : undefined;
+      for (const job of jobs) finish(job, outcome, report, reason);
+    });
+    if (typeof submitted !== "boolean") await submitted;
+    return true;
+  };
+
   const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: fraction(), startedAt }));
   let nextStartAt = Date.now();
   try {
@@ -200,6 +239,11 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         }
         if (!prepared.message.enabled) {
           finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
+          continue;
+        }
+        if (batchSize > 1) {
+          pendingBatch.push(job);
+          if (pendingBatch.length >= batchSize && !(await sendBatch(pendingBatch.splice(0)))) break reading;
           continue;
         }
         if (options.sender === undefined) {
@@ -223,6 +267,8 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
         });
         if (typeof submitted !== "boolean") await submitted;
       }
+      // A batch never waits for more input than was read together (stdin may pause for long).
+      if (pendingBatch.length > 0 && !(await sendBatch(pendingBatch.splice(0)))) break reading;
     }
     await pool.drain();
   } finally {

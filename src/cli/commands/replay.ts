@@ -56,6 +56,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
+  const rendering = renderRun(output, destination, undefined, flags.verbose === true);
   const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
   let summary: RunSummary | undefined;
   try {
@@ -64,7 +65,8 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), (text, stamps) => prepareLine(text, stamps, prepareOptions)), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
-      ...renderRun(output, destination, undefined, flags.verbose === true),
+      batchSize: destination.batchSize,
+      ...rendering,
       sender: deliverer?.to(destination),
       journal: files?.journal,
       deadLetter: files?.deadLetter,
@@ -80,7 +82,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     deadLetters = files?.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }
   const interrupted = io.signal.aborted;
-  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]);
+  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]), ...rendering.notes()]);
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
