@@ -2,10 +2,11 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SIGNATURE_HEADER, verifySignature } from "../core/sign.js";
+import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { openOutputFile } from "./output-file.js";
 
-export type SignatureCheck = "valid" | "invalid" | "missing" | "unchecked";
+/** valid-batch: a batch body signed over its first event, as Segment's Actions destination signs. */
+export type SignatureCheck = "valid" | "valid-batch" | "invalid" | "missing" | "unchecked";
 
 export interface ReceivedRequest {
   receivedAt: Date;
@@ -94,7 +95,8 @@ function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders
   if (secret === undefined) return "unchecked";
   const header = headers[SIGNATURE_HEADER.toLowerCase()];
   if (typeof header !== "string") return "missing";
-  return verifySignature(secret, body, header).ok ? "valid" : "invalid";
+  const verdict = verifyBody(secret, body, header);
+  return verdict.ok ? (verdict.kind === "batch" ? "valid-batch" : "valid") : "invalid";
 }
 
 function parseJson(body: Buffer): unknown {
@@ -105,8 +107,12 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-/** The capture keeps the exact bytes when they fit on one line; a multi-line body is compacted. */
+/**
+ * The capture keeps the exact bytes when they fit on one line; a multi-line body is compacted; a
+ * batch (a JSON array) becomes one line per event, so that `wh replay` can send them again.
+ */
 function toLine(body: Buffer, json: unknown): string {
+  if (Array.isArray(json)) return json.map((event) => JSON.stringify(event)).join("\n");
   const text = body.toString("utf8");
   return /[\r\n]/.test(text) ? JSON.stringify(json) : text;
 }

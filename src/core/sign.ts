@@ -23,3 +23,41 @@ export function verifySignature(secret: string, body: Uint8Array | string, signa
   const given = Buffer.from(candidate, "hex");
   return timingSafeEqual(expected, given) ? { ok: true } : { ok: false, reason: "mismatch" };
 }
+
+/** What a body's signature came to: a single event, or a batch signed over its first event. */
+export type BodyVerdict = { ok: true; kind: "single" | "batch" } | { ok: false; reason: "malformed-signature" | "mismatch" };
+
+/**
+ * Verifies a body as Segment's destinations sign it: the exact bytes, or, for a batch (a JSON
+ * array body from the Actions destination), the compact serialisation of its first event only.
+ */
+export function verifyBody(secret: string, body: Uint8Array | string, signature: string): BodyVerdict {
+  const direct = verifySignature(secret, body, signature);
+  if (direct.ok) return { ok: true, kind: "single" };
+  if (direct.reason === "mismatch") {
+    const first = firstBatchEvent(body);
+    if (first !== undefined && verifySignature(secret, first, signature).ok) return { ok: true, kind: "batch" };
+  }
+  return direct;
+}
+
+/** The events of a JSON array body, or undefined when the body is not one. */
+export function batchEvents(body: Uint8Array | string): unknown[] | undefined {
+  const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
+  if (!text.trimStart().startsWith("[")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) && value.length > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What Segment signs of a batch: its first event, serialised compactly. */
+function firstBatchEvent(body: Uint8Array | string): string | undefined {
+  const events = batchEvents(body);
+  return events === undefined ? undefined : JSON.stringify(events[0]);
+}
+
+/** How a person reads a valid batch verdict. */
+export const BATCH_VERDICT = "batch, first event signed, as Segment signs batches; the other events are not covered";

@@ -3,6 +3,7 @@ import { startReceiver, type ReceivedRequest } from "../../adapters/receiver.js"
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
+import { BATCH_VERDICT } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output, summarizeMessage } from "../render.js";
 
@@ -56,6 +57,12 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
   const c = output.out;
   const mark = request.status < 300 ? c.green("✔") : c.red("✖");
   const signature =
-    request.signature === "valid" ? c.green("signature verified") : request.signature === "unchecked" ? c.dim("signature not checked") : c.red(`signature ${request.signature}`);
+    request.signature === "valid"
+      ? c.green("signature verified")
+      : request.signature === "valid-batch"
+        ? c.green(`signature verified: ${BATCH_VERDICT}`)
+        : request.signature === "unchecked"
+          ? c.dim("signature not checked")
+          : c.red(`signature ${request.signature}`);
   output.result(`${mark} ${request.status} ${request.method} ${request.path} ${summarizeMessage(request.json)} — ${signature}`);
 }

@@ -1,5 +1,5 @@
 import { readInput } from "../../adapters/read-input.js";
-import { verifySignature } from "../../core/sign.js";
+import { BATCH_VERDICT, verifyBody } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { requireSecret } from "../../config/secret.js";
 
@@ -15,17 +15,18 @@ export interface VerifyFlags {
 export async function runVerify(file: string | undefined, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const secret = await requireSecret(flags, io.env, io.cwd);
   const body = await readInput(file, io.stdin, "body");
-  const result = verifySignature(secret, body, flags.signature);
+  const result = verifyBody(secret, body, flags.signature);
   let explanation: string | undefined;
   if (!result.ok && flags.explain === true) {
     const { explainMismatch } = await import("../../core/explain-signature.js");
     explanation = explainMismatch(secret, body, flags.signature);
   }
   if (globals.json === true) {
-    io.stdout.write(`${JSON.stringify({ valid: result.ok, ...(result.ok ? {} : { reason: result.reason }), ...(explanation === undefined ? {} : { explanation }) })}\n`);
+    io.stdout.write(`${JSON.stringify({ valid: result.ok, ...(result.ok ? { batch: result.kind === "batch" } : { reason: result.reason }), ...(explanation === undefined ? {} : { explanation }) })}\n`);
   } else if (globals.quiet !== true) {
     const reason = result.ok ? "" : result.reason === "malformed-signature" ? " (not a 40-character hex signature)" : "";
-    io.stdout.write(result.ok ? "valid: the signature matches the body\n" : `invalid: the signature does not match the body${reason}\n`);
+    const valid = result.ok && result.kind === "batch" ? `valid: ${BATCH_VERDICT}\n` : "valid: the signature matches the body\n";
+    io.stdout.write(result.ok ? valid : `invalid: the signature does not match the body${reason}\n`);
     if (explanation !== undefined) io.stdout.write(`likely cause: ${explanation}\n`);
   }
   return result.ok ? 0 : 1;
