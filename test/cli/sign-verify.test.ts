@@ -186,7 +186,7 @@ describe.concurrent("wh verify", () => {
     const ok = await run(["verify", "--json", "--secret", first.secret, "--signature", first.signature], { input: first.body });
     expect(ok.code).toBe(0);
     expect(lines(ok.stdout)).toHaveLength(1);
-    expect(JSON.parse(ok.stdout)).toEqual({ valid: true });
+    expect(JSON.parse(ok.stdout)).toEqual({ valid: true, batch: false });
     const bad = await run(["verify", "--json", "--explain", "--secret", first.secret, "--signature", first.signature], { input: `${first.body}\n` });
     expect(bad.code).toBe(1);
     expect(lines(bad.stdout)).toHaveLength(1);
