@@ -111,6 +111,9 @@ interface Pending {
 }
 
 const DEFAULT_FLUSH_AT = 20;
+const DEFAULT_CLOSE_TIMEOUT_MS = 75_000;
+/** A Retry-After longer than this is waited only this long: the batch is neither held for an hour nor dropped. */
+const MAX_RETRY_AFTER_MS = 300_000;
 const DEFAULT_FLUSH_AFTER_MS = 5_000;
 
 /**
@@ -129,7 +132,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private readonly transport: HttpTransport;
   private readonly ownTransport: ClosableTransport | undefined;
   private readonly log: ((line: string) => void) | undefined;
-  private readonly signal: AbortSignal | undefined;
+  /** Stops every batch: the `signal` option, or close() past its time. */
+  private readonly stopper = new AbortController();
   private queue: Pending[] = [];
   private queueBytes = 0;
   private lastFlushAt: number;
@@ -163,7 +167,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const debug = options.debug ?? isDebugEnabled(process.env.DEBUG);
     this.log = debug ? (options.logger ?? ((line) => process.stderr.write(`${line}\n`))) : undefined;
     this.lastFlushAt = this.clock.now();
-    this.signal = options.signal;
+    if (options.signal?.aborted) this.stopper.abort();
+    else options.signal?.addEventListener("abort", () => this.stopper.abort(), { once: true });
   }
 
   identify(fields: IdentifyFields): QueuedMessage {
@@ -195,7 +200,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * AnalyticsError (E_INVALID_MESSAGE, E_MESSAGE_TOO_LARGE, E_CLOSED); nothing invalid is queued.
    */
   enqueue(type: string, fields: object): QueuedMessage {
-    if (this.closed) throw new AnalyticsError("E_CLOSED", "the client is closed");
+    if (this.closed) throw new AnalyticsError("E_CLOSED", "the client is closed (or closing): the message was not queued");
     const input = { ...fields, type, ...("timestamp" in fields && fields.timestamp instanceof Date ? { timestamp: fields.timestamp.toISOString() } : {}) };
     const built = buildIngestMessage(input, { now: () => new Date(this.clock.now()), newId: randomUUID }, { name: "wh", version: VERSION });
     if (!built.ok) throw new AnalyticsError(built.code, built.error);
@@ -215,13 +220,38 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     await this.settled();
   }
 
-  /** Flushes what is queued, waits for it, and stops the timer; a call after close() throws E_CLOSED. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    await this.flush();
+  /**
+   * Flushes what is queued, waits for it for at most `timeoutMs` (default 75 s), and stops the
+   * timer. A call made once close() has begun throws E_CLOSED: nothing is queued and forgotten.
+   * Resolves with the messages it could not send in time (their batches were stopped and
+   * emitted "aborted"); an empty list when everything ended.
+   */
+  async close(options: { timeoutMs?: number | undefined } = {}): Promise<{ unsent: QueuedMessage[] }> {
+    if (this.closed) return { unsent: [] };
     this.closed = true;
-    this.timer?.abort();
-    await this.ownTransport?.close();
+    const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS);
+    const unsent: QueuedMessage[] = [];
+    const onAborted = (result: BatchResult): void => void unsent.push(...result.messages);
+    this.on("aborted", onAborted);
+    this.flushQueue("close()");
+    // Wall-clock time, whatever clock the client was given: close() must end for its caller.
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), timeoutMs);
+    });
+    try {
+      if (await Promise.race([this.settled().then(() => false), timedOut])) {
+        this.log?.(`analytics: close() gave up after ${formatDurationMs(timeoutMs)} with ${this.inFlight.size} batches unsent`);
+        this.stopper.abort();
+        await this.settled();
+      }
+    } finally {
+      clearTimeout(timer);
+      this.off("aborted", onAborted);
+      this.timer?.abort();
+      await this.ownTransport?.close();
+    }
+    return { unsent };
   }
 
   /** Where batches go (`{endpoint}/v1/batch`), for reports: a password in it masked. */
@@ -270,20 +300,23 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
 
   private async send(batch: Pending[], why: string): Promise<void> {
     const messages = batch.map((pending) => pending.message);
-    const body = batchBody(
-      batch.map((pending) => pending.json),
-      new Date(this.clock.now()).toISOString(),
-    );
+    const jsons = batch.map((pending) => pending.json);
+    // sentAt is the moment of each attempt (Segment corrects clocks with it), and a retry says
+    // which it is in X-Retry-Count, as Segment's own libraries do.
+    const bodyAt = (): string => batchBody(jsons, new Date(this.clock.now()).toISOString());
+    const body = bodyAt();
     const bytes = Buffer.byteLength(body);
     this.log?.(`analytics: flush ${messages.length} messages, ${bytes} bytes (${why})`);
     const report = await deliverMessage(body, {
       targets: [{ url: this.url, headers: { Authorization: this.authorization } }],
       transport: this.transport,
       clock: this.clock,
-      policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: this.maxAttempts },
+      policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: this.maxAttempts, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
       timeoutMs: this.timeoutMs,
       userAgent: USER_AGENT,
-      signal: this.signal,
+      signal: this.stopper.signal,
+      perAttempt: (attempt): { body: string; headers: Record<string, string> } =>
+        attempt === 1 ? { body, headers: {} } : { body: bodyAt(), headers: { "X-Retry-Count": String(attempt - 1) } },
       onEvent: (event) => this.onDeliveryEvent(event, messages),
     });
     const result: BatchResult = { messages, bytes, report };

@@ -1,6 +1,9 @@
 /** The largest batch request body, in bytes (the seed's 500 KB). */
 export const MAX_BATCH_BYTES = 500_000;
 
+/** The most messages in one batch (Segment's HTTP API limit). */
+export const MAX_BATCH_MESSAGES = 2_500;
+
 /** The body of one batch request, built from messages serialised once. */
 export function batchBody(messages: readonly string[], sentAt: string): string {
   return `{"batch":[${messages.join(",")}],"sentAt":${JSON.stringify(sentAt)}}`;
@@ -11,8 +14,9 @@ const BATCH_OVERHEAD_BYTES = batchBody([], new Date(0).toISOString()).length;
 
 /**
  * Whether one more message of `messageBytes` fits in a batch that holds `count` messages of
- * `bytes` in all, without the body passing MAX_BATCH_BYTES (commas counted).
+ * `bytes` in all, without the body passing MAX_BATCH_BYTES (commas counted) or the batch
+ * passing MAX_BATCH_MESSAGES.
  */
 export function fitsInBatch(count: number, bytes: number, messageBytes: number): boolean {
-  return BATCH_OVERHEAD_BYTES + bytes + messageBytes + count <= MAX_BATCH_BYTES;
+  return count < MAX_BATCH_MESSAGES && BATCH_OVERHEAD_BYTES + bytes + messageBytes + count <= MAX_BATCH_BYTES;
 }

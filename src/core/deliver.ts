@@ -62,6 +62,11 @@ export interface DeliveryOptions {
    */
   signedText?: string | undefined;
   random?: () => number;
+  /**
+   * The body and extra headers of attempt n (1-based), when they change per attempt: the
+   * ingestion client's sentAt and X-Retry-Count. Not for signed bodies.
+   */
+  perAttempt?: ((attempt: number) => { body: string; headers: Record<string, string> }) | undefined;
   /** Aborting stops every attempt and sleep: the report's outcome is then "aborted". */
   signal?: AbortSignal | undefined;
   onEvent?: (event: DeliveryEvent) => void;
@@ -158,7 +163,12 @@ async function deliverToTarget(
     report.attempts += 1;
     onEvent?.({ type: "attempt", url, attempt: report.attempts });
     const sentAtMs = clock.now();
-    const outcome = await options.transport.post(target.url, headers, body, { signal, timeoutMs: options.timeoutMs, method: options.method });
+    const attempt = options.perAttempt?.(report.attempts);
+    const outcome = await options.transport.post(target.url, attempt === undefined ? headers : { ...headers, ...attempt.headers }, attempt?.body ?? body, {
+      signal,
+      timeoutMs: options.timeoutMs,
+      method: options.method,
+    });
     if (outcome.kind === "error" && outcome.code === "aborted") return report;
     report.last = outcome;
     const nowMs = clock.now();

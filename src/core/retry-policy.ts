@@ -29,6 +29,8 @@ export interface RetryPolicy {
   windowMs: number;
   /** Attempts at most, counting the first. Default unlimited (the window decides). */
   maxAttempts: number;
+  /** A longer Retry-After is waited only this long (the client's 300 s). Default unlimited. */
+  maxRetryAfterMs?: number | undefined;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -96,7 +98,8 @@ export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecisi
   const classification = classifyOutcome(input.outcome);
   if (classification !== "retryable") return { action: "done", classification };
   if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };
-  const retryAfterMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;
+  const askedMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;
+  const retryAfterMs = askedMs === undefined || policy.maxRetryAfterMs === undefined ? askedMs : Math.min(askedMs, policy.maxRetryAfterMs);
   // The backoff is a floor under Retry-After: "0" or a date in the past cannot make a storm.
   const delayMs = Math.max(retryAfterMs ?? 0, backoffMs(input.attempt, input.random, policy));
   if (input.nowMs + delayMs - input.firstAttemptAtMs > policy.windowMs) {

@@ -428,7 +428,7 @@ describe("Analytics retries", () => {
   }
 
   // T01 … T06: what the client does with each answer of the ingestion API.
-  it("T01 retries 503, 503 then 200 with the same body and messageIds, and reports one success with every message", async () => {
+  it("T01 retries 503, 503 then 200 with the same messages, sentAt of each attempt and X-Retry-Count, and reports one success with every message", async () => {
     const receiver = await server({ replies: [503, 503, 200] });
     const clock = new InstantClock();
     const analytics = client(receiver, { clock });
@@ -438,8 +438,13 @@ describe("Analytics retries", () => {
 
     expect(receiver.requests).toHaveLength(3);
     const [first, second, third] = receiver.requests;
-    expect(second!.body.equals(first!.body)).toBe(true);
-    expect(third!.body.equals(first!.body)).toBe(true);
+    expect(parse(second!).batch).toEqual(parse(first!).batch);
+    expect(parse(third!).batch).toEqual(parse(first!).batch);
+    // The clock moved by each retry's wait: each attempt says when it was sent.
+    const sentAts = receiver.requests.map((request) => Date.parse(parse(request).sentAt));
+    expect(sentAts[1]! - sentAts[0]!).toBe(seen.retry[0]!.delayMs);
+    expect(sentAts[2]! - sentAts[1]!).toBe(seen.retry[1]!.delayMs);
+    expect(receiver.requests.map((request) => request.headers["x-retry-count"])).toEqual([undefined, "1", "2"]);
     for (const request of receiver.requests) expect(idsOf(request)).toEqual(queued.map((message) => message.messageId));
     expect(seen.success).toHaveLength(1);
     expect(seen.failure).toHaveLength(0);
@@ -630,5 +635,56 @@ describe("Analytics debug logging", () => {
     [undefined, false],
   ])("isDebugEnabled(%j) is %s", (value, expected) => {
     expect(isDebugEnabled(value)).toBe(expected);
+  });
+});
+
+describe("Analytics close(), Retry-After and batch limits", () => {
+  const listen = (analytics: Analytics): { success: BatchResult[]; failure: BatchResult[] } => {
+    const seen = { success: [] as BatchResult[], failure: [] as BatchResult[] };
+    analytics.on("success", (result) => seen.success.push(result));
+    analytics.on("failure", (result) => seen.failure.push(result));
+    return seen;
+  };
+
+  it("refuses a call made while close() waits (E_CLOSED): nothing is queued and then forgotten", async () => {
+    const receiver = await server({ replies: [{ status: 200, delayMs: 100 }] });
+    const analytics = client(receiver, { clock: new InstantClock() });
+    analytics.track({ userId: "u1", event: "A" });
+    const closing = analytics.close();
+    expect(() => analytics.track({ userId: "u1", event: "B" })).toThrow(expect.objectContaining({ code: "E_CLOSED" }));
+    expect(await closing).toEqual({ unsent: [] });
+    expect(receiver.requests.flatMap((request) => parse(request).batch.map((message) => message.event))).toEqual(["A"]);
+  });
+
+  it("bounds close() by timeoutMs and reports what it could not send", async () => {
+    const receiver = await server({ replies: ["hang"] });
+    const analytics = client(receiver, { timeoutMs: 60_000 });
+    const seen = listen(analytics);
+    const message = analytics.track({ userId: "u1", event: "A" });
+    const started = Date.now();
+    const { unsent } = await analytics.close({ timeoutMs: 300 });
+    expect(unsent).toEqual([message]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(seen.failure).toHaveLength(0);
+  });
+
+  it("caps a Retry-After above 300 s at 300 s, and retries", async () => {
+    const receiver = await server({ replies: [{ status: 429, headers: { "Retry-After": "3600" } }, 200] });
+    const clock = new InstantClock();
+    const analytics = client(receiver, { clock });
+    const seen = listen(analytics);
+    analytics.track({ userId: "u1", event: "A" });
+    await analytics.flush();
+    expect(receiver.requests).toHaveLength(2);
+    expect(clock.requested).toContain(300_000);
+    expect(seen.success).toHaveLength(1);
+  });
+
+  it("never puts more than 2,500 messages in one batch", async () => {
+    const receiver = await server();
+    const analytics = client(receiver, { clock: new InstantClock(), flushAt: 10_000 });
+    for (let index = 0; index < 2_600; index += 1) analytics.track({ userId: "u", event: "E" });
+    await analytics.close();
+    expect(receiver.requests.map((request) => parse(request).batch.length).sort((a, b) => b - a)).toEqual([2_500, 100]);
   });
 });
