@@ -55,10 +55,14 @@ export function analyticsSender(client: Analytics, abortClient: () => void): Sen
         listening = true;
         signal.addEventListener("abort", abortClient, { once: true });
       }
-      const { type, ...fields } = JSON.parse(body) as { type: string };
-      const message = client.enqueue(type, fields);
+      // A body is one message, or an array of them (a batch line of the HTTP API): it ends when all have.
+      const parsed = JSON.parse(body) as { type: string } | { type: string }[];
+      const ends = (Array.isArray(parsed) ? parsed : [parsed]).map(({ type, ...fields }) => {
+        const message = client.enqueue(type, fields);
+        return new Promise<DeliveryReport>((resolve) => waiting.set(message, resolve));
+      });
       if (ended) flushSoon();
-      return new Promise<DeliveryReport>((resolve) => waiting.set(message, resolve));
+      return Promise.all(ends).then((reports) => reports.find((report) => report.outcome !== "delivered") ?? (reports[0] as DeliveryReport));
     },
   };
 }

@@ -228,4 +228,42 @@ describe("OrderedPool", () => {
     const pool = new OrderedPool({ concurrency: 1, ordered: true, maxQueued: 1 });
     await expect(pool.drain()).resolves.toBeUndefined();
   });
+
+  it("starts a task of several keys (a batch) only when every key's earlier task has ended, and holds later tasks of those keys behind it", async () => {
+    const h = harness();
+    const pool = new OrderedPool({ concurrency: 4, ordered: true, maxQueued: 100 });
+    await pool.submit("a", h.task("a1"));
+    await pool.submit("b", h.task("b1"));
+    await pool.submit(["a", "b", "c"], h.task("batch"));
+    await pool.submit("c", h.task("c2"));
+    await pool.submit("d", h.task("d1"));
+    await settle();
+    expect(h.started()).toEqual(["a1", "b1", "d1"]);
+
+    h.open("a1");
+    await settle();
+    expect(h.started()).toEqual(["a1", "b1", "d1"]);
+    h.open("b1");
+    await settle();
+    expect(h.started()).toEqual(["a1", "b1", "d1", "batch"]);
+    h.open("batch");
+    await settle();
+    expect(h.started()).toEqual(["a1", "b1", "d1", "batch", "c2"]);
+    h.open("c2");
+    h.open("d1");
+    await pool.drain();
+  });
+
+  it("counts a task waiting on several keys once when waiting tasks are cancelled", async () => {
+    const h = harness();
+    const pool = new OrderedPool({ concurrency: 4, ordered: true, maxQueued: 100 });
+    await pool.submit("a", h.task("a1"));
+    await pool.submit("b", h.task("b1"));
+    await pool.submit(["a", "b"], h.task("batch"));
+    await settle();
+    expect(pool.cancelWaiting()).toBe(1);
+    h.open("a1");
+    h.open("b1");
+    await pool.drain();
+  });
 });

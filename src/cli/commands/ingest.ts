@@ -6,7 +6,7 @@ import { Analytics, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
 import { formatDurationMs, parseDurationFlag } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
-import { buildIngestMessage } from "../../core/message/ingest-message.js";
+import { buildIngestMessage, type IngestType } from "../../core/message/ingest-message.js";
 import { parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl } from "../../core/redact.js";
@@ -130,15 +130,39 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
 
 const LIBRARY = { name: "wh", version: VERSION };
 
-/** A line checked with the client's own rules as it is read; the body sent is the line. */
+/**
+ * A line checked with the client's own rules as it is read; the body sent is the line. A line
+ * may also be a whole batch of Segment's HTTP API, `{"batch": [...], "context": {...}}`: its
+ * context is merged into each message's (the message's own keys win), and its messages go
+ * together as one job.
+ */
 function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
   const parsed = parseJson(text);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, kind: "invalid-message", error: "expected a JSON object" };
+  const record = value as Record<string, unknown>;
+  if (!Array.isArray(record.batch)) return checkIngestMessage(record, text, stamps);
+  const context = record.context;
+  if (context !== undefined && (typeof context !== "object" || context === null || Array.isArray(context))) return { ok: false, kind: "invalid-message", error: "context: expected an object" };
+  const messages: Record<string, unknown>[] = [];
+  for (const [index, each] of record.batch.entries()) {
+    if (typeof each !== "object" || each === null || Array.isArray(each)) return { ok: false, kind: "invalid-message", error: `batch[${index}]: expected a JSON object` };
+    const message = each as Record<string, unknown>;
+    const merged = context === undefined ? message : { ...message, context: { ...(context as object), ...(message.context as object | undefined) } };
+    const checked = checkIngestMessage(merged, "", stamps);
+    if (!checked.ok) return { ...checked, error: `batch[${index}]: ${checked.error}` };
+    messages.push(merged);
+  }
+  if (messages.length === 0) return { ok: false, kind: "invalid-message", error: "batch: no messages" };
+  const first = messages[0] as { type?: string };
+  return { ok: true, message: { type: first.type as IngestType, body: JSON.stringify(messages), userKey: undefined, messageId: undefined, enabled: true } };
+}
+
+function checkIngestMessage(value: Record<string, unknown>, text: string, stamps: MessageStamps): PrepareResult {
   const built = buildIngestMessage(value, stamps, LIBRARY);
   if (!built.ok) return { ok: false, kind: built.code === "E_MESSAGE_TOO_LARGE" ? "too-large" : "invalid-message", error: built.error };
-  const messageId = (value as { messageId?: unknown }).messageId;
+  const messageId = value.messageId;
   return { ok: true, message: { type: built.type, body: text, userKey: undefined, messageId: typeof messageId === "string" ? messageId : undefined, enabled: true } };
 }
 
