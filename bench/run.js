@@ -5,3 +5,5 @@ console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== a 100 MB line");
 await import("./long-line.js");
+console.log("\n== ordered replay of skewed data (batches)");
+await import("./skewed.js");
