@@ -163,3 +163,28 @@ describe("wh ingest and the HTTP API's batch context", () => {
     expect(sent[1]?.context).toMatchObject({ ip: "203.0.113.9", locale: "en-US" });
   });
 });
+
+describe("the mode per source", () => {
+  it("takes mode, method and batchSize from the chosen source in the config", async () => {
+    const receiver = await server();
+    const dir = await eventsDir(many(4, 2));
+    await writeFile(
+      join(dir, ".whrc.json"),
+      JSON.stringify({ sources: { web: { webhooks: [{ url: receiver.url }], sharedSecret: SECRET, mode: "actions", method: "PATCH", batchSize: 2 }, legacy: { webhooks: [{ url: receiver.url }] } } }),
+    );
+    const result = await run(["replay", "events.ndjson", "--source", "web", "--concurrency", "1"], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(receiver.requests.map((request) => request.method)).toEqual(["PATCH", "PATCH"]);
+    for (const request of receiver.requests) expect(segmentVerifies(request)).toBe(true);
+    const invalid = await run(["config", "validate"], { cwd: dir });
+    expect(invalid.code).toBe(0);
+  });
+
+  it("keeps a page's traits, as its properties, in classic mode", async () => {
+    const receiver = await server();
+    const dir = await eventsDir(`${JSON.stringify({ type: "page", userId: "u1", name: "Home", traits: { title: "Home", plan: "pro" }, properties: { path: "/" } })}\n`);
+    const result = await signed(["replay", "events.ndjson", "--url", receiver.url], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(bodies(receiver.requests)[0]?.properties).toEqual({ title: "Home", plan: "pro", path: "/" });
+  });
+});
