@@ -189,6 +189,14 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
     if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
     return options.fractionRead?.();
   };
+  let nextStartAt = Date.now();
+  /** Waits for the next request's turn under --rate; false when the run stopped meanwhile. */
+  const waitForRate = async (ratePerSecond: number): Promise<boolean> => {
+    const waitMs = nextStartAt - Date.now();
+    if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
+    nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / ratePerSecond;
+    return !stop.signal.aborted;
+  };
   const batchSize = options.batchSize ?? 1;
   const pendingBatch: DeliveryJob[] = [];
   /**
@@ -207,12 +215,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
       for (const job of jobs) finish(job, "dry-run");
       return true;
     }
-    if (options.ratePerSecond !== undefined) {
-      const waitMs = nextStartAt - Date.now();
-      if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
-      nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
-      if (stop.signal.aborted) return false;
-    }
+    if (options.ratePerSecond !== undefined && !(await waitForRate(options.ratePerSecond))) return false;
     const sender = options.sender;
     const keys = options.ordered ? [...new Set(messages.map((message) => message.userKey).filter((key): key is string => key !== undefined))] : undefined;
     const submitted = pool.submit(keys, async () => {
@@ -227,7 +230,6 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
   };
 
   const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: fraction(), startedAt }));
-  let nextStartAt = Date.now();
   try {
     reading: for await (const batch of jobs) {
       for (const job of batch) {
@@ -251,12 +253,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           finish(job, "dry-run");
           continue;
         }
-        if (options.ratePerSecond !== undefined) {
-          const waitMs = nextStartAt - Date.now();
-          if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
-          nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / options.ratePerSecond;
-          if (stop.signal.aborted) break reading;
-        }
+        if (options.ratePerSecond !== undefined && !(await waitForRate(options.ratePerSecond))) break reading;
         const sender = options.sender;
         const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
           const onEvent = options.onDeliveryEvent;

@@ -63,13 +63,9 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
   if (options.mode === "actions") return prepareActions(value, exact, stamps);
   if (isClassicOutbound(value)) return prepareOutbound(value, exact ?? JSON.stringify(value));
-  const parsed = inboundMessageSchema.safeParse(value);
-  if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
-  const message = parsed.data;
-  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
-  if (problem !== undefined) return invalid(problem);
-  const timestamp = timestampOf(message.timestamp, stamps);
-  if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
+  const checked = checkEvent(value, stamps);
+  if (!checked.ok) return checked;
+  const { message, timestamp } = checked;
   const outbound = buildOutbound(message, timestamp, stamps);
   const dropped = Object.keys(value as object).filter((key) => !carriedByClassic(message.type, key));
   return finish(message.type, JSON.stringify(outbound), message, outbound.messageId as string | undefined, dropped);
@@ -119,13 +115,9 @@ function carriedByClassic(type: MessageType, key: string): boolean {
  */
 function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
   const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
-  const parsed = inboundMessageSchema.safeParse(event);
-  if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
-  const message = parsed.data;
-  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
-  if (problem !== undefined) return invalid(problem);
-  const timestamp = timestampOf(message.timestamp, stamps);
-  if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
+  const checked = checkEvent(event, stamps);
+  if (!checked.ok) return checked;
+  const { message, timestamp } = checked;
   if (exact !== undefined) return finish(message.type, exact, message, message.messageId, []);
   const now = stamps.now().toISOString();
   const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
@@ -146,8 +138,16 @@ function fromClassicAlias(value: Record<string, unknown>): Record<string, unknow
   return { ...rest, previousId, userId };
 }
 
-function timestampOf(text: string | undefined, stamps: MessageStamps): string | undefined {
-  return text === undefined ? stamps.now().toISOString() : normalizeTimestamp(text);
+/** The schema, the seed's rules and the timestamp (normalised, or now): what every event must pass. */
+function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
+  const parsed = inboundMessageSchema.safeParse(value);
+  if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
+  const message = parsed.data;
+  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
+  if (problem !== undefined) return invalid(problem);
+  const timestamp = message.timestamp === undefined ? stamps.now().toISOString() : normalizeTimestamp(message.timestamp);
+  if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
+  return { ok: true, message, timestamp };
 }
 
 function prepareOutbound(value: Record<string, unknown>, body: string): PrepareResult {
