@@ -121,6 +121,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--dead-letter <file>", "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)")
       .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)")
       .option("--resume", "continue from the journal: send nothing it records as finished")
+      .option("--shard <i/n>", "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once")
       .option("--exact-bytes", "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)")
       .option("--dry-run", "print the exact request for every event, and send nothing"),
   )
@@ -136,6 +137,7 @@ ${examples(
   "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
   "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
   "wh replay captured.ndjson --dry-run | less",
+  "wh replay events.ndjson --shard \"$JOB_COMPLETION_INDEX/4\"   # one of 4 machines",
 )}`,
     )
     .action(async (file: string, _flags, command: Command) => {

@@ -15,6 +15,11 @@ const REPEATED_FLAGS: readonly [key: string, flag: string][] = [
   ["concurrency", "--concurrency"],
   ["ordered", "--ordered"],
   ["rate", "--rate"],
+  ["shard", "--shard"],
+  ["mode", "--mode"],
+  ["method", "--method"],
+  ["batchSize", "--batch-size"],
+  ["exactBytes", "--exact-bytes"],
   ["writeKey", "--write-key"],
   ["endpoint", "--endpoint"],
   ["flushAt", "--flush-at"],
@@ -32,6 +37,10 @@ export function resumeCommand(command: string, file: string, flags: Record<strin
   for (const [key, flag] of REPEATED_FLAGS) {
     const value = flags[key];
     if (value === undefined || value === false) continue;
+    if (value === true) {
+      words.push(flag);
+      continue;
+    }
     for (const each of Array.isArray(value) ? (value as unknown[]) : [value]) {
       let text = String(each);
       if (key === "url" || key === "endpoint") text = maskUrl(text);

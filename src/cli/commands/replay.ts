@@ -4,6 +4,7 @@ import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
 import { UsageError } from "../../core/errors.js";
+import { parseShard, shardOfLine } from "../../core/shard.js";
 import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
@@ -27,6 +28,7 @@ export interface ReplayFlags extends DeliveryFlags {
   dryRun?: boolean;
   verbose?: boolean;
   exactBytes?: boolean;
+  shard?: string;
 }
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
@@ -41,8 +43,12 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   noteUnsigned(output, [destination]);
   const dryRun = flags.dryRun === true;
   const resume = flags.resume === true;
-  const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-failed.ndjson" : `${file}.failed.ndjson`));
-  const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-journal" : `${file}.wh-journal`));
+  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
+  if (flags.shard !== undefined && shard === undefined) throw new UsageError(`--shard ${JSON.stringify(flags.shard)}: expected i/n with 0 <= i < n, such as 0/4`);
+  // Each shard has its own journal and dead letters by default, so n processes never share one.
+  const part = shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`;
+  const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`));
+  const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? `wh-stdin${part}.wh-journal` : `${file}${part}.wh-journal`));
   const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
   const stream = await openInputStream(file, io.cwd, io.stdin);
   const inputName = fromStdin ? "standard input" : file;
@@ -62,7 +68,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   try {
     const read = { bytes: 0 };
     const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), (text, stamps) => prepareLine(text, stamps, prepareOptions)), {
+    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), (text, stamps) => prepareLine(text, stamps, prepareOptions), undefined, shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index), {
       fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
       ...options,
       batchSize: destination.batchSize,
