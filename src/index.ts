@@ -17,11 +17,11 @@ export type {
   ScreenFields,
   TrackFields,
 } from "./client/analytics.js";
-export { signBody, verifySignature, SIGNATURE_HEADER } from "./core/sign.js";
-export type { VerifyResult } from "./core/sign.js";
+export { signBody, verifySignature, verifyBody, SIGNATURE_HEADER } from "./core/sign.js";
+export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";
 export { prepareMessage, prepareLine } from "./core/message/prepare.js";
-export type { MessageStamps, PreparedMessage, PrepareResult } from "./core/message/prepare.js";
+export type { DestinationMode, MessageStamps, PrepareOptions, PreparedMessage, PrepareResult } from "./core/message/prepare.js";
 export { MESSAGE_TYPES } from "./core/message/schema.js";
 export type { InboundMessage, MessageType } from "./core/message/schema.js";
 export { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, DESTINATION_NAME } from "./core/message/rules.js";

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startReceiver } from "../../adapters/receiver.js";
@@ -10,8 +11,19 @@ import { Output } from "../render.js";
 import { printRequest } from "./listen.js";
 import { runReplay } from "./replay.js";
 
-/** The sample events shipped with wh: one of each message type. */
-export const SAMPLE_EVENTS = fileURLToPath(new URL("../../../fixtures/events.ndjson", import.meta.url));
+/**
+ * The sample events shipped with wh (one of each message type), found from this module upward:
+ * the module is dist/cli/commands/demo.js, or a chunk of the bundled CLI in dist/cli-bundle/.
+ */
+export const SAMPLE_EVENTS = findUpward(dirname(fileURLToPath(import.meta.url)), join("fixtures", "events.ndjson"));
+
+function findUpward(from: string, relative: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, relative);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return join(from, relative);
+  }
+}
 
 /**
  * `wh demo`: starts the receiver (`wh listen`) in-process on a free loopback port with a fresh
