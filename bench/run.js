@@ -7,3 +7,5 @@ console.log("\n== a 100 MB line");
 await import("./long-line.js");
 console.log("\n== ordered replay of skewed data (batches)");
 await import("./skewed.js");
+console.log("\n== thousands in flight (50 ms receiver)");
+await import("./in-flight.js");
