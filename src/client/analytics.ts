@@ -269,11 +269,6 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     while (this.inFlight.size > 0) await Promise.race(this.inFlight);
   }
 
-  /** Resolves when fewer than `limit` batches are in flight: back-pressure for bulk senders. */
-  async belowPending(limit: number): Promise<void> {
-    while (this.inFlight.size >= limit) await Promise.race(this.inFlight);
-  }
-
   private armTimer(): void {
     if (this.timer !== undefined || this.queue.length === 0) return;
     const timer = new AbortController();

@@ -34,11 +34,7 @@ export interface Sender {
 /** The delivery engine wired to the real network and clock, for one command run. */
 export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
-  /** Deliveries now waiting to retry a URL. */
-  readonly retrying: number;
-  /** Why they wait, per URL. */
-  waiting(): WaitReason[];
-  /** A sender of every event to one destination, for a run. */
+  /** A sender of every event to one destination, for a run (with the retries waiting and why). */
   to(destination: Destination): Sender;
   close(): Promise<void>;
 }
@@ -74,10 +70,6 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   };
   const waiting = (): WaitReason[] => (retrying === 0 ? [] : [...reasons.values()]);
   const deliverer: Deliverer = {
-    get retrying() {
-      return retrying;
-    },
-    waiting,
     to: (destination) => ({
       send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
       get retrying() {
