@@ -1,10 +1,4 @@
-import { createRequire } from "node:module";
-import type { Command as CommandType } from "commander";
-
-// commander is CommonJS: required directly it skips the export scan Node runs when ESM imports
-// CommonJS, part of keeping `wh sign` and `wh verify` within 1.5x of a bare node start.
-const { Command } = createRequire(import.meta.url)("commander") as typeof import("commander");
-type Command = CommandType;
+import { Command } from "commander";
 import { VERSION } from "../version.js";
 import type { CliIo, GlobalFlags } from "./io.js";
 
@@ -70,150 +64,166 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
   const globals = (): GlobalFlags => program.opts<GlobalFlags>();
 
-  addDeliveryOptions(
-    program
-      .command("send")
-      .summary("build, sign and deliver one message")
-      .description("Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.")
-      .argument("<type>", "identify, track, page, screen, group, alias or delete")
-      .option("--user-id <id>", "userId")
-      .option("--anonymous-id <id>", "anonymousId")
-      .option("--event <name>", "track: the event name")
-      .option("--name <name>", "page/screen: the name")
-      .option("--category <category>", "page: the category")
-      .option("--group-id <id>", "group: the groupId")
-      .option("--previous-id <id>", "alias: the previous identity")
-      .option("--message-id <id>", "messageId (default: a new UUID)")
-      .option("--timestamp <iso8601>", "when it happened (default: now); converted to UTC")
-      .option("--prop <key=value>", "a property; dotted keys nest, JSON values are parsed (repeatable)", collect)
-      .option("--trait <key=value>", "a trait, like --prop (repeatable)", collect)
-      .option("--context <key=value>", "a context field, like --prop (repeatable)", collect)
-      .option("--integrations <json>", `integrations object, e.g. '{"All":false,"Webhooks":true}'`)
-      .option("--data <json|@file|->", "the message as JSON (flags override its fields)")
-      .option("--dry-run", "print the exact request that would be sent, and send nothing"),
-  )
-    .addHelpText(
-      "after",
-      `${RETRY_HELP}\n${examples(
-        'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
-        "wh send identify --user-id u1 --trait plan=pro --trait address.city=Paris",
-        "wh send alias --user-id u1 --previous-id anon-42",
-        "wh send delete --user-id u1                 # to every enabled source",
-        "wh send page --data @page.json --json",
-      )}`,
+  // Only the command being run is defined (commander builds every option of every command it is
+  // given, a start-up cost `wh sign` in a loop pays each time); help, completion and a name
+  // that matches nothing see them all.
+  const definitions: Array<[name: string, define: () => void]> = [];
+  definitions.push(["send", () => {
+    addDeliveryOptions(
+      program
+        .command("send")
+        .summary("build, sign and deliver one message")
+        .description("Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.")
+        .argument("<type>", "identify, track, page, screen, group, alias or delete")
+        .option("--user-id <id>", "userId")
+        .option("--anonymous-id <id>", "anonymousId")
+        .option("--event <name>", "track: the event name")
+        .option("--name <name>", "page/screen: the name")
+        .option("--category <category>", "page: the category")
+        .option("--group-id <id>", "group: the groupId")
+        .option("--previous-id <id>", "alias: the previous identity")
+        .option("--message-id <id>", "messageId (default: a new UUID)")
+        .option("--timestamp <iso8601>", "when it happened (default: now); converted to UTC")
+        .option("--prop <key=value>", "a property; dotted keys nest, JSON values are parsed (repeatable)", collect)
+        .option("--trait <key=value>", "a trait, like --prop (repeatable)", collect)
+        .option("--context <key=value>", "a context field, like --prop (repeatable)", collect)
+        .option("--integrations <json>", `integrations object, e.g. '{"All":false,"Webhooks":true}'`)
+        .option("--data <json|@file|->", "the message as JSON (flags override its fields)")
+        .option("--dry-run", "print the exact request that would be sent, and send nothing"),
     )
-    .action(async (type: string, _flags, command: Command) => {
-      const { runSend } = await import("./commands/send.js");
-      exitCode = await runSend(type, command.opts(), globals(), io);
-    });
-
-  addDeliveryOptions(
-    program
-      .command("replay")
-      .summary("deliver every event of an NDJSON file")
-      .description(
-        "Stream an NDJSON file (or standard input) through the delivery engine: each line validated, signed and delivered, each user's events in file order, failures and invalid lines written to a dead-letter file, resumable after a crash or Ctrl-C.",
+      .addHelpText(
+        "after",
+        `${RETRY_HELP}\n${examples(
+          'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
+          "wh send identify --user-id u1 --trait plan=pro --trait address.city=Paris",
+          "wh send alias --user-id u1 --previous-id anon-42",
+          "wh send delete --user-id u1                 # to every enabled source",
+          "wh send page --data @page.json --json",
+        )}`,
       )
-      .argument("<file>", "NDJSON file of Segment-spec or outbound messages; - for standard input")
-      .option("--concurrency <n>", "deliveries in flight at once", "32")
-      .option("--ordered <mode>", "user: each user's events in file order; none: no ordering, fastest", "user")
-      .option("--rate <n>", "start at most N events per second")
-      .option("--dead-letter <file>", "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)")
-      .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)")
-      .option("--resume", "continue from the journal: send nothing it records as finished")
-      .option("--shard <i/n>", "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once")
-      .option("--exact-bytes", "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)")
-      .option("--dry-run", "print the exact request for every event, and send nothing"),
-  )
-    .addHelpText(
-      "after",
-      `${RETRY_HELP}
+      .action(async (type: string, _flags, command: Command) => {
+        const { runSend } = await import("./commands/send.js");
+        exitCode = await runSend(type, command.opts(), globals(), io);
+      });
+  }]);
 
-Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
-go to the dead-letter file with their line number and reason. Exit 0 when all were delivered or
-skipped, 1 when any was invalid or failed, 130 after Ctrl-C (the journal is kept: use --resume).
-${examples(
-  "wh replay events.ndjson --url https://example.com/hook --secret-file secret.txt",
-  "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
-  "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
-  "wh replay captured.ndjson --dry-run | less",
-  "wh replay events.ndjson --shard \"$JOB_COMPLETION_INDEX/4\"   # one of 4 machines",
-)}`,
+  definitions.push(["replay", () => {
+    addDeliveryOptions(
+      program
+        .command("replay")
+        .summary("deliver every event of an NDJSON file")
+        .description(
+          "Stream an NDJSON file (or standard input) through the delivery engine: each line validated, signed and delivered, each user's events in file order, failures and invalid lines written to a dead-letter file, resumable after a crash or Ctrl-C.",
+        )
+        .argument("<file>", "NDJSON file of Segment-spec or outbound messages; - for standard input")
+        .option("--concurrency <n>", "deliveries in flight at once", "32")
+        .option("--ordered <mode>", "user: each user's events in file order; none: no ordering, fastest", "user")
+        .option("--rate <n>", "start at most N events per second")
+        .option("--dead-letter <file>", "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)")
+        .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)")
+        .option("--resume", "continue from the journal: send nothing it records as finished")
+        .option("--shard <i/n>", "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once")
+        .option("--exact-bytes", "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)")
+        .option("--dry-run", "print the exact request for every event, and send nothing"),
     )
-    .action(async (file: string, _flags, command: Command) => {
-      const { runReplay } = await import("./commands/replay.js");
-      exitCode = await runReplay(file, command.opts(), globals(), io, givenOptions(command));
-    });
+      .addHelpText(
+        "after",
+        `${RETRY_HELP}
 
-  program
-    .command("ingest")
-    .summary("send NDJSON messages to an ingestion API in batches")
-    .description(
-      "Send Segment-spec messages from an NDJSON file (or standard input) to a Segment-compatible ingestion API with the batching client: POST {endpoint}/v1/batch, write key as the basic-auth user.",
-    )
-    .argument("<file>", "NDJSON file of identify/track/page/screen/group/alias messages; - for standard input")
-    .option("--write-key <key>", "the source's write key (WH_WRITE_KEY, or ingest.writeKey in the config)")
-    .option("--endpoint <url>", "base URL of the ingestion API (WH_ENDPOINT, or ingest.endpoint in the config)")
-    .option("--flush-at <n>", "send a batch every N messages", "20")
-    .option("--flush-after <duration>", "send a batch this long after the last one", "5s")
-    .option("--source <name>", "use this config source's writeKey")
-    .option("--config <file>", "config file (default: search)")
-    .option("--dead-letter <file>", "where invalid lines and the messages of failed batches go (default: <file>.ingest-failed.ndjson, wh-ingest-failed.ndjson for stdin)")
-    .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-ingest-journal, wh-stdin.wh-ingest-journal for stdin)")
-    .option("--resume", "continue from the journal: send nothing it records as finished")
-    .addHelpText(
-      "after",
-      `
-Batches never pass 500 KB; a message over 32 KB, or one that breaks the rules, is reported as
-"line N: reason", skipped, and makes the exit code 1. A batch is retried on 5xx, 429 and network
-errors (10 attempts at most); other 4xx are final. The messages of a failed batch and invalid lines
-go to the dead-letter file with their line numbers; Ctrl-C stops within 5 s, even while batches
-wait to retry, and --resume goes on. DEBUG=analytics logs every step on stderr.
-${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://ingest.example.com", "cat events.ndjson | wh ingest - --flush-at 100 --json")}`,
-    )
-    .action(async (file: string, _flags, command: Command) => {
-      const { runIngest } = await import("./commands/ingest.js");
-      exitCode = await runIngest(file, command.opts(), globals(), io, givenOptions(command));
-    });
+  Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
+  go to the dead-letter file with their line number and reason. Exit 0 when all were delivered or
+  skipped, 1 when any was invalid or failed, 130 after Ctrl-C (the journal is kept: use --resume).
+  ${examples(
+    "wh replay events.ndjson --url https://example.com/hook --secret-file secret.txt",
+    "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
+    "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
+    "wh replay captured.ndjson --dry-run | less",
+    "wh replay events.ndjson --shard \"$JOB_COMPLETION_INDEX/4\"   # one of 4 machines",
+  )}`,
+      )
+      .action(async (file: string, _flags, command: Command) => {
+        const { runReplay } = await import("./commands/replay.js");
+        exitCode = await runReplay(file, command.opts(), globals(), io, givenOptions(command));
+      });
+  }]);
 
-  addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))
-    .addHelpText("after", examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"))
-    .action(async (file: string | undefined, _flags, command: Command) => {
-      const { runSign } = await import("./commands/sign.js");
-      exitCode = await runSign(file, command.opts(), globals(), io);
-    });
-
-  addSecretOptions(
+  definitions.push(["ingest", () => {
     program
-      .command("verify")
-      .description("Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.")
-      .argument("[file]", "the body; standard input when omitted or -"),
-  )
-    .requiredOption("--signature <hex>", "the X-Signature value to check")
-    .option("--explain", "on a mismatch, say what most likely went wrong")
-    .addHelpText(
-      "after",
-      examples("cat body.json | wh verify --secret-file secret.txt --signature 8b3e…", "wh verify --signature \"$SIG\" --explain body.json   # secret from WH_SHARED_SECRET"),
-    )
-    .action(async (file: string | undefined, _flags, command: Command) => {
-      const { runVerify } = await import("./commands/verify.js");
-      exitCode = await runVerify(file, command.opts(), globals(), io);
-    });
+      .command("ingest")
+      .summary("send NDJSON messages to an ingestion API in batches")
+      .description(
+        "Send Segment-spec messages from an NDJSON file (or standard input) to a Segment-compatible ingestion API with the batching client: POST {endpoint}/v1/batch, write key as the basic-auth user.",
+      )
+      .argument("<file>", "NDJSON file of identify/track/page/screen/group/alias messages; - for standard input")
+      .option("--write-key <key>", "the source's write key (WH_WRITE_KEY, or ingest.writeKey in the config)")
+      .option("--endpoint <url>", "base URL of the ingestion API (WH_ENDPOINT, or ingest.endpoint in the config)")
+      .option("--flush-at <n>", "send a batch every N messages", "20")
+      .option("--flush-after <duration>", "send a batch this long after the last one", "5s")
+      .option("--source <name>", "use this config source's writeKey")
+      .option("--config <file>", "config file (default: search)")
+      .option("--dead-letter <file>", "where invalid lines and the messages of failed batches go (default: <file>.ingest-failed.ndjson, wh-ingest-failed.ndjson for stdin)")
+      .option("--journal <file>", "where finished lines are recorded (default: <file>.wh-ingest-journal, wh-stdin.wh-ingest-journal for stdin)")
+      .option("--resume", "continue from the journal: send nothing it records as finished")
+      .addHelpText(
+        "after",
+        `
+  Batches never pass 500 KB; a message over 32 KB, or one that breaks the rules, is reported as
+  "line N: reason", skipped, and makes the exit code 1. A batch is retried on 5xx, 429 and network
+  errors (10 attempts at most); other 4xx are final. The messages of a failed batch and invalid lines
+  go to the dead-letter file with their line numbers; Ctrl-C stops within 5 s, even while batches
+  wait to retry, and --resume goes on. DEBUG=analytics logs every step on stderr.
+  ${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://ingest.example.com", "cat events.ndjson | wh ingest - --flush-at 100 --json")}`,
+      )
+      .action(async (file: string, _flags, command: Command) => {
+        const { runIngest } = await import("./commands/ingest.js");
+        exitCode = await runIngest(file, command.opts(), globals(), io, givenOptions(command));
+      });
+  }]);
 
-  program
-    .command("listen")
-    .description("Run a local receiver that verifies X-Signature, prints each event and can capture them to NDJSON.")
-    .option("--port <port>", "port to listen on (default: a free port, printed at start)")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--secret-file <file>", "check X-Signature with the secret in FILE")
-    .option("--secret <secret>", "check X-Signature with this secret (WH_SHARED_SECRET works too)")
-    .option("--status <code>", "status to answer accepted requests with", "200")
-    .option("--out <file.ndjson>", "append every accepted body to this NDJSON file (wh replay can send it again)")
-    .addHelpText("after", examples("wh listen --port 4000 --secret-file secret.txt --out captured.ndjson", "wh listen --status 503   # watch wh retry"))
-    .action(async (_flags, command: Command) => {
-      const { runListen } = await import("./commands/listen.js");
-      exitCode = await runListen(command.opts(), globals(), io);
-    });
+  definitions.push(["sign", () => {
+    addSecretOptions(program.command("sign").description("Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.").argument("[file]", "the body; standard input when omitted or -"))
+      .addHelpText("after", examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"))
+      .action(async (file: string | undefined, _flags, command: Command) => {
+        const { runSign } = await import("./commands/sign.js");
+        exitCode = await runSign(file, command.opts(), globals(), io);
+      });
+  }]);
+
+  definitions.push(["verify", () => {
+    addSecretOptions(
+      program
+        .command("verify")
+        .description("Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.")
+        .argument("[file]", "the body; standard input when omitted or -"),
+    )
+      .requiredOption("--signature <hex>", "the X-Signature value to check")
+      .option("--explain", "on a mismatch, say what most likely went wrong")
+      .addHelpText(
+        "after",
+        examples("cat body.json | wh verify --secret-file secret.txt --signature 8b3e…", "wh verify --signature \"$SIG\" --explain body.json   # secret from WH_SHARED_SECRET"),
+      )
+      .action(async (file: string | undefined, _flags, command: Command) => {
+        const { runVerify } = await import("./commands/verify.js");
+        exitCode = await runVerify(file, command.opts(), globals(), io);
+      });
+  }]);
+
+  definitions.push(["listen", () => {
+    program
+      .command("listen")
+      .description("Run a local receiver that verifies X-Signature, prints each event and can capture them to NDJSON.")
+      .option("--port <port>", "port to listen on (default: a free port, printed at start)")
+      .option("--host <host>", "address to listen on", "127.0.0.1")
+      .option("--secret-file <file>", "check X-Signature with the secret in FILE")
+      .option("--secret <secret>", "check X-Signature with this secret (WH_SHARED_SECRET works too)")
+      .option("--status <code>", "status to answer accepted requests with", "200")
+      .option("--out <file.ndjson>", "append every accepted body to this NDJSON file (wh replay can send it again)")
+      .addHelpText("after", examples("wh listen --port 4000 --secret-file secret.txt --out captured.ndjson", "wh listen --status 503   # watch wh retry"))
+      .action(async (_flags, command: Command) => {
+        const { runListen } = await import("./commands/listen.js");
+        exitCode = await runListen(command.opts(), globals(), io);
+      });
+  }]);
 
   const syncHelp = (what: string, example: string): string => `
 The trait name is the snake_case form of NAME: lower case, every run of characters other than
@@ -252,68 +262,82 @@ ${examples(example)}`;
     },
   ] as const;
   for (const sync of syncs) {
-    addSyncOptions(
-      program.command(sync.group).description(sync.summary).addHelpText("after", examples(sync.example)).command("sync").description(sync.description).argument("<name>", sync.subject).requiredOption(sync.input[0], sync.input[1]),
-    )
-      .addHelpText("after", syncHelp(sync.what, sync.example))
-      .action(async (name: string, _flags, command: Command) => {
-        const commands = await import("./commands/sync.js");
-        exitCode = await commands[sync.run](name, command.opts(), globals(), io);
-      });
+    definitions.push([
+      sync.group,
+      () =>
+        addSyncOptions(
+          program.command(sync.group).description(sync.summary).addHelpText("after", examples(sync.example)).command("sync").description(sync.description).argument("<name>", sync.subject).requiredOption(sync.input[0], sync.input[1]),
+        )
+          .addHelpText("after", syncHelp(sync.what, sync.example))
+          .action(async (name: string, _flags, command: Command) => {
+            const commands = await import("./commands/sync.js");
+            exitCode = await commands[sync.run](name, command.opts(), globals(), io);
+          }),
+    ]);
   }
 
-  const config = program
-    .command("config")
-    .description("Show or validate the configuration.")
-    .addHelpText(
-      "after",
-      `
-Config files (cosmiconfig, module "wh"): .whrc, .whrc.json, .whrc.yaml, .whrc.yml,
-wh.config.js/.mjs/.cjs, or the "wh" key of package.json, searched from the current
-directory up to the project root. Flags override WH_SHARED_SECRET, which overrides the file.
-${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
-    );
-  addDeliveryOptions(config.command("show").description("Print the settings in effect (secrets masked)."))
-    .addHelpText("after", examples("wh config show", "wh config show --source web --json", "wh config show --url https://example.com/hook --header 'Authorization: Bearer x'"))
-    .action(async (_flags, command: Command) => {
-      const { runConfigShow } = await import("./commands/config.js");
-      exitCode = await runConfigShow(command.opts(), globals(), io);
-    });
-  config
-    .command("validate")
-    .description("Check the config file; exit 2 with every problem when it is invalid.")
-    .option("--config <file>", "the config file to check (default: search)")
-    .addHelpText("after", examples("wh config validate", "wh config validate --config ci/.whrc.json && echo ok"))
-    .action(async (_flags, command: Command) => {
-      const { runConfigValidate } = await import("./commands/config.js");
-      exitCode = await runConfigValidate(command.opts(), globals(), io);
-    });
+  definitions.push(["config", () => {
+    const config = program
+      .command("config")
+      .description("Show or validate the configuration.")
+      .addHelpText(
+        "after",
+        `
+  Config files (cosmiconfig, module "wh"): .whrc, .whrc.json, .whrc.yaml, .whrc.yml,
+  wh.config.js/.mjs/.cjs, or the "wh" key of package.json, searched from the current
+  directory up to the project root. Flags override WH_SHARED_SECRET, which overrides the file.
+  ${examples("wh config show", "wh config validate --config ./ci/.whrc.json")}`,
+      );
+    addDeliveryOptions(config.command("show").description("Print the settings in effect (secrets masked)."))
+      .addHelpText("after", examples("wh config show", "wh config show --source web --json", "wh config show --url https://example.com/hook --header 'Authorization: Bearer x'"))
+      .action(async (_flags, command: Command) => {
+        const { runConfigShow } = await import("./commands/config.js");
+        exitCode = await runConfigShow(command.opts(), globals(), io);
+      });
+    config
+      .command("validate")
+      .description("Check the config file; exit 2 with every problem when it is invalid.")
+      .option("--config <file>", "the config file to check (default: search)")
+      .addHelpText("after", examples("wh config validate", "wh config validate --config ci/.whrc.json && echo ok"))
+      .action(async (_flags, command: Command) => {
+        const { runConfigValidate } = await import("./commands/config.js");
+        exitCode = await runConfigValidate(command.opts(), globals(), io);
+      });
+  }]);
 
-  program
-    .command("demo")
-    .description("Deliver the sample events, signed, to an in-process receiver and show them verified.")
-    .addHelpText("after", examples("wh demo", "npm start   # the same"))
-    .action(async () => {
-      const { runDemo } = await import("./commands/demo.js");
-      exitCode = await runDemo(globals(), io);
-    });
+  definitions.push(["demo", () => {
+    program
+      .command("demo")
+      .description("Deliver the sample events, signed, to an in-process receiver and show them verified.")
+      .addHelpText("after", examples("wh demo", "npm start   # the same"))
+      .action(async () => {
+        const { runDemo } = await import("./commands/demo.js");
+        exitCode = await runDemo(globals(), io);
+      });
+  }]);
 
-  program
-    .command("completion")
-    .description("Print a shell completion script (commands, flags, and source names from the config).")
-    .argument("[shell]", "bash, zsh or fish")
-    .option("--sources", "print the config's source names, one per line (what the scripts call)")
-    .addHelpText("after", examples('eval "$(wh completion bash)"        # in ~/.bashrc', 'eval "$(wh completion zsh)"         # in ~/.zshrc', "wh completion fish > ~/.config/fish/completions/wh.fish"))
-    .action(async (shell: string | undefined, flags: { sources?: boolean }) => {
-      if (flags.sources === true) {
-        const { loadConfig } = await import("../config/load.js");
-        const { config } = await loadConfig(io.cwd).catch(() => ({ config: {} as { sources?: Record<string, unknown> } }));
-        for (const name of Object.keys(config.sources ?? {})) io.stdout.write(`${name}\n`);
-        return;
-      }
-      const { completionScript } = await import("./completion.js");
-      io.stdout.write(completionScript(shell ?? "", program));
-    });
+  definitions.push(["completion", () => {
+    program
+      .command("completion")
+      .description("Print a shell completion script (commands, flags, and source names from the config).")
+      .argument("[shell]", "bash, zsh or fish")
+      .option("--sources", "print the config's source names, one per line (what the scripts call)")
+      .addHelpText("after", examples('eval "$(wh completion bash)"        # in ~/.bashrc', 'eval "$(wh completion zsh)"         # in ~/.zshrc', "wh completion fish > ~/.config/fish/completions/wh.fish"))
+      .action(async (shell: string | undefined, flags: { sources?: boolean }) => {
+        if (flags.sources === true) {
+          const { loadConfig } = await import("../config/load.js");
+          const { config } = await loadConfig(io.cwd).catch(() => ({ config: {} as { sources?: Record<string, unknown> } }));
+          for (const name of Object.keys(config.sources ?? {})) io.stdout.write(`${name}\n`);
+          return;
+        }
+        const { completionScript } = await import("./completion.js");
+        io.stdout.write(completionScript(shell ?? "", program));
+      });
+  }]);
+
+  const named = argv.find((arg) => !arg.startsWith("-"));
+  const only = named === "completion" ? undefined : definitions.find(([name]) => name === named);
+  for (const [, define] of only === undefined ? definitions : [only]) define();
 
   program.addHelpText(
     "after",
