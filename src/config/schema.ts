@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import { formatIssues } from "../core/message/schema.js";
 import { redactUrlText } from "../core/redact.js";
 
@@ -17,75 +17,82 @@ const UNWORKABLE_HEADERS = /^(expect|upgrade|keep-alive|te|trailer|proxy-.*)$/i;
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_VALUE_CHARS = /[\r\n\0]/;
 
-const webhookUrl = z.string().superRefine((text, ctx) => {
-  let url: URL;
-  // Error messages show the URL with its password and secret-looking parameters masked.
-  const shown = JSON.stringify(redactUrlText(text));
-  try {
-    url = new URL(text);
-  } catch {
-    ctx.addIssue({ code: "custom", message: `${shown} is not an absolute URL (give the whole URL, with http:// or https://)` });
-    return;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    ctx.addIssue({ code: "custom", message: `${shown} is not an http or https URL` });
-  }
-});
-
-const staticHeaders = z.record(z.string(), z.string()).superRefine((headers, ctx) => {
-  for (const [name, value] of Object.entries(headers)) {
-    const path = [name];
-    if (!HEADER_TOKEN.test(name)) ctx.addIssue({ code: "custom", path, message: `${JSON.stringify(name)} is not a valid header name` });
-    else if ((OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
-      ctx.addIssue({ code: "custom", path, message: `${name} is set by wh and cannot be configured` });
-    } else if (UNWORKABLE_HEADERS.test(name)) {
-      ctx.addIssue({ code: "custom", path, message: `${name} is a hop-by-hop or protocol header: a request carrying it cannot be delivered` });
+const webhookUrl = z.string().check(
+  z.superRefine((text, ctx) => {
+    let url: URL;
+    // Error messages show the URL with its password and secret-looking parameters masked.
+    const shown = JSON.stringify(redactUrlText(text));
+    try {
+      url = new URL(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `${shown} is not an absolute URL (give the whole URL, with http:// or https://)` });
+      return;
     }
-    if (FORBIDDEN_VALUE_CHARS.test(value)) ctx.addIssue({ code: "custom", path, message: "header value must not contain CR, LF or NUL" });
-  }
-});
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      ctx.addIssue({ code: "custom", message: `${shown} is not an http or https URL` });
+    }
+  }),
+);
 
-const webhookSchema = z.strictObject({ url: webhookUrl, headers: staticHeaders.optional() });
+const staticHeaders = z.record(z.string(), z.string()).check(
+  z.superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const path = [name];
+      if (!HEADER_TOKEN.test(name)) ctx.addIssue({ code: "custom", path, message: `${JSON.stringify(name)} is not a valid header name` });
+      else if ((OWNED_HEADERS as readonly string[]).includes(name.toLowerCase())) {
+        ctx.addIssue({ code: "custom", path, message: `${name} is set by wh and cannot be configured` });
+      } else if (UNWORKABLE_HEADERS.test(name)) {
+        ctx.addIssue({ code: "custom", path, message: `${name} is a hop-by-hop or protocol header: a request carrying it cannot be delivered` });
+      }
+      if (FORBIDDEN_VALUE_CHARS.test(value)) ctx.addIssue({ code: "custom", path, message: "header value must not contain CR, LF or NUL" });
+    }
+  }),
+);
 
-const webhooksSchema = z
-  .array(webhookSchema)
-  .min(1, "at least one webhook URL is required")
-  .superRefine((list, ctx) => {
+const webhookSchema = z.strictObject({ url: webhookUrl, headers: z.optional(staticHeaders) });
+
+const webhooksSchema = z.array(webhookSchema).check(
+  z.minLength(1, "at least one webhook URL is required"),
+  z.superRefine((list, ctx) => {
     if (list.length > MAX_WEBHOOKS) {
       ctx.addIssue({ code: "custom", path: [MAX_WEBHOOKS], message: `${list.length} webhooks given; at most ${MAX_WEBHOOKS} are allowed` });
     }
-  });
+  }),
+);
 
-const secretSchema = z.string().min(1, "must not be empty");
+const nonEmpty = z.string().check(z.minLength(1));
+const secretSchema = z.string().check(z.minLength(1, "must not be empty"));
 
 /** How a destination delivers: the classic shapes or Actions' whole events, the method, batches. */
 const deliveryShape = {
-  mode: z.enum(["classic", "actions"]).optional(),
-  method: z.enum(["POST", "PUT", "PATCH"]).optional(),
-  batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional(),
+  mode: z.optional(z.enum(["classic", "actions"])),
+  method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
+  batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BATCH_SIZE))),
 };
 
 const sourceSchema = z.strictObject({
-  writeKey: z.string().min(1).optional(),
-  enabled: z.boolean().optional(),
+  writeKey: z.optional(nonEmpty),
+  enabled: z.optional(z.boolean()),
   webhooks: webhooksSchema,
-  sharedSecret: secretSchema.optional(),
+  sharedSecret: z.optional(secretSchema),
   ...deliveryShape,
 });
 
 export const configSchema = z
   .strictObject({
-    webhooks: webhooksSchema.optional(),
-    sharedSecret: secretSchema.optional(),
+    webhooks: z.optional(webhooksSchema),
+    sharedSecret: z.optional(secretSchema),
     ...deliveryShape,
-    sources: z.record(z.string().min(1), sourceSchema).optional(),
-    ingest: z.strictObject({ endpoint: webhookUrl.optional(), writeKey: z.string().min(1).optional() }).optional(),
+    sources: z.optional(z.record(nonEmpty, sourceSchema)),
+    ingest: z.optional(z.strictObject({ endpoint: z.optional(webhookUrl), writeKey: z.optional(nonEmpty) })),
   })
-  .superRefine((config, ctx) => {
-    if (config.sources !== undefined && (config.webhooks !== undefined || config.sharedSecret !== undefined)) {
-      ctx.addIssue({ code: "custom", path: ["sources"], message: "use either sources or the top-level webhooks/sharedSecret, not both" });
-    }
-  });
+  .check(
+    z.superRefine((config, ctx) => {
+      if (config.sources !== undefined && (config.webhooks !== undefined || config.sharedSecret !== undefined)) {
+        ctx.addIssue({ code: "custom", path: ["sources"], message: "use either sources or the top-level webhooks/sharedSecret, not both" });
+      }
+    }),
+  );
 
 export type WhConfig = z.infer<typeof configSchema>;
 export type WebhookConfig = z.infer<typeof webhookSchema>;
