@@ -1,13 +1,12 @@
 // A 100 MB line among ordinary events: wh replay must stay linear in time and bounded in memory
 // (it stops buffering a line past 1 MiB). Prints the wall time and peak RSS of the replay.
-import { spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { sampleBody } from "./generate.js";
+import { runWh } from "./wh-process.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const LINE_MB = Number(process.env.BENCH_LONG_LINE_MB ?? 100);
 
@@ -30,20 +29,8 @@ const server = createServer((request, response) => {
 server.listen(0, "127.0.0.1");
 await once(server, "listening");
 const url = `http://127.0.0.1:${server.address().port}/hook`;
-const rssOut = `${dataDir}long-line-rss.txt`;
-const started = process.hrtime.bigint();
-const code = await new Promise((resolve, reject) => {
-  const child = spawn(process.execPath, ["--import", fileURLToPath(new URL("./peak-rss.js", import.meta.url)), "bin/wh.js", "replay", file, "--url", url, "--quiet"], {
-    cwd: root,
-    env: { ...process.env, WH_BENCH_RSS_FILE: rssOut },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  child.on("error", reject);
-  child.on("close", resolve);
-});
-const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+const { code, wallMs, peakMb } = await runWh(["replay", file, "--url", url, "--quiet"]);
 server.close();
 if (code !== 1) throw new Error(`wh replay exited ${code}, expected 1 (one invalid line)`);
-const peakMb = Number(readFileSync(rssOut, "utf8")) / 1024;
 console.log(`long line:  a ${LINE_MB} MB line among 20 events: ${(wallMs / 1000).toFixed(2)} s, peak RSS ${peakMb.toFixed(1)} MB (the line is counted, not held: bounded memory)`);
-for (const each of [file, rssOut, `${file}.failed.ndjson`, `${file}.wh-journal`]) rmSync(each, { force: true });
+for (const each of [file, `${file}.failed.ndjson`, `${file}.wh-journal`]) rmSync(each, { force: true });

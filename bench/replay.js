@@ -1,13 +1,15 @@
-// Replay throughput against autocannon on the same receiver, and replay's peak RSS on a large file.
-import { spawn } from "node:child_process";
+// Replay side by side with plain load generators on the same receiver (autocannon, and wrk when
+// it is installed): requests/s and µs of CPU per request for each, taking turns round by round;
+// then replay's peak RSS on 1,000,000 events.
+import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { generateEvents, sampleBody } from "./generate.js";
+import { runWh } from "./wh-process.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const RSS_EVENTS = Number(process.env.BENCH_RSS_EVENTS ?? 1_000_000);
@@ -22,47 +24,48 @@ async function startReceiver() {
     url: `http://127.0.0.1:${port}/hook`,
     async stop() {
       child.kill("SIGTERM");
-      const { value } = await lines.next();
-      return value === undefined ? undefined : JSON.parse(value).requests;
+      await lines.next();
     },
   };
 }
 
-function runReplay(file, url, extraEnv = {}) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(
-      process.execPath,
-      ["--import", fileURLToPath(new URL("./peak-rss.js", import.meta.url)), "bin/wh.js", "replay", file, "--url", url, "--concurrency", String(CONCURRENCY), "--quiet"],
-      { cwd: root, env: { ...process.env, WH_SHARED_SECRET: SECRET, ...extraEnv }, stdio: ["ignore", "pipe", "inherit"] },
-    );
-    // The human summary: "N delivered, … in 9.8s (10204 events/s)".
-    let summary;
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      const match = /^(\d+) delivered.*\((\d+) events\/s\)$/.exec(line);
-      if (match) summary = { delivered: Number(match[1]), eventsPerSecond: Number(match[2]) };
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
-      if (code !== 0) return reject(new Error(`wh replay exited ${code}`));
-      if (summary === undefined) return reject(new Error("wh replay printed no summary"));
-      resolve({ summary, wallMs });
-    });
-  });
+async function runReplay(file, url) {
+  for (const leftover of [`${file}.wh-journal`, `${file}.failed.ndjson`]) rmSync(leftover, { force: true });
+  const run = await runWh(["replay", file, "--url", url, "--concurrency", String(CONCURRENCY), "--quiet"]);
+  if (run.code !== 0) throw new Error(`wh replay exited ${run.code}`);
+  for (const leftover of [`${file}.wh-journal`, `${file}.failed.ndjson`]) rmSync(leftover, { force: true });
+  return run;
 }
 
+const signed = (body) => ({ "content-type": "application/json", "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") });
+
+/** autocannon runs in this process: its CPU is this process's CPU while it runs. */
 async function runAutocannon(url, body) {
-  const result = await autocannon({
-    url,
-    method: "POST",
-    connections: CONCURRENCY,
-    amount: THROUGHPUT_EVENTS,
-    body,
-    headers: { "content-type": "application/json", "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") },
-  });
+  const cpuBefore = process.cpuUsage();
+  const result = await autocannon({ url, method: "POST", connections: CONCURRENCY, amount: THROUGHPUT_EVENTS, body, headers: signed(body) });
+  const cpu = process.cpuUsage(cpuBefore);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`autocannon: ${result.non2xx} non-2xx, ${result.errors} errors`);
   const seconds = (new Date(result.finish) - new Date(result.start)) / 1000;
-  return { requests: result.requests.total, non2xx: result.non2xx, errors: result.errors, perSecond: result.requests.total / seconds };
+  return { perSecond: result.requests.total / seconds, cpuPerRequestUs: (cpu.user + cpu.system) / result.requests.total };
+}
+
+const hasWrk = spawnSync("wrk", ["--version"]).error === undefined;
+const wrkScript = `${dataDir}post.lua`;
+
+/** wrk for 5 s, one thread; the shell's `times` gives its CPU (user + system of its children). */
+function runWrk(url, body) {
+  const headers = Object.entries(signed(body)).map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  writeFileSync(wrkScript, [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(body)}`, ...headers].join("\n"));
+  const out = spawnSync("sh", ["-c", `wrk -t1 -c${CONCURRENCY} -d5s -s "$1" "$2" && times`, "sh", wrkScript, url], { encoding: "utf8" });
+  if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
+  const requests = Number(/(\d+) requests in/.exec(out.stdout)[1]);
+  const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out.stdout)[1]);
+  const [user, system] = out.stdout.trim().split("\n").at(-1).split(/\s+/).map((time) => {
+    const [, minutes, seconds] = /(\d+)m([\d.]+)s/.exec(time);
+    return Number(minutes) * 60 + Number(seconds);
+  });
+  if (/Non-2xx/.test(out.stdout)) throw new Error("wrk: non-2xx answers");
+  return { perSecond, cpuPerRequestUs: ((user + system) * 1e6) / requests };
 }
 
 mkdirSync(dataDir, { recursive: true });
@@ -75,35 +78,38 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 
 const receiver = await startReceiver();
 try {
-  // The two take turns, each round after a pause: whatever the machine is doing at one moment
-  // weighs on both, and the figures are the medians of the rounds.
-  const cannonRates = [];
-  const replayRates = [];
+  // They take turns, each round after a pause: whatever the machine is doing at one moment
+  // weighs on all of them, and the figures are the medians of the rounds.
+  const tools = { autocannon: [], ...(hasWrk ? { wrk: [] } : {}), "wh replay": [] };
   for (let round = 0; round < ROUNDS; round += 1) {
-    const cannon = await runAutocannon(receiver.url, sampleBody());
-    if (cannon.non2xx > 0 || cannon.errors > 0) throw new Error(`autocannon: ${cannon.non2xx} non-2xx, ${cannon.errors} errors`);
-    cannonRates.push(cannon.perSecond);
+    tools.autocannon.push(await runAutocannon(receiver.url, sampleBody()));
     await settle();
+    if (hasWrk) {
+      tools.wrk.push(runWrk(receiver.url, sampleBody()));
+      await settle();
+    }
     const replayed = await runReplay(throughputFile, receiver.url);
     if (replayed.summary.delivered !== THROUGHPUT_EVENTS) throw new Error(`wh replay delivered ${replayed.summary.delivered} of ${THROUGHPUT_EVENTS}`);
-    replayRates.push((replayed.summary.delivered * 1000) / replayed.wallMs);
+    tools["wh replay"].push({ perSecond: (THROUGHPUT_EVENTS * 1000) / replayed.wallMs, cpuPerRequestUs: replayed.cpuUs / THROUGHPUT_EVENTS });
     await settle();
   }
-  const cannonRate = median(cannonRates);
-  const replayRate = median(replayRates);
-  console.log(`autocannon: ${THROUGHPUT_EVENTS} requests x ${ROUNDS}, median ${Math.round(cannonRate)} req/s (${cannonRates.map(Math.round).join(", ")})`);
-  console.log(`wh replay:  ${THROUGHPUT_EVENTS} events x ${ROUNDS}, median ${Math.round(replayRate)} events/s over the whole process, start-up included (${replayRates.map(Math.round).join(", ")})`);
-  console.log(`ratio:      ${(replayRate / cannonRate).toFixed(3)} (target >= 0.6)`);
+  console.log(`concurrency ${CONCURRENCY}, ${THROUGHPUT_EVENTS} requests per round (wrk: 5 s), median of ${ROUNDS} rounds; wh replay over its whole process, start-up included, with validation, per-user order, journal and dead-letter file on`);
+  for (const [name, runs] of Object.entries(tools)) {
+    const rate = median(runs.map((run) => run.perSecond));
+    const cpu = median(runs.map((run) => run.cpuPerRequestUs));
+    console.log(`${name.padEnd(11)} ${String(Math.round(rate)).padStart(7)} requests/s  ${cpu.toFixed(1).padStart(5)} µs CPU per request${name === "wh replay" ? "  (target <= 30 µs)" : ""}`);
+  }
+  if (!hasWrk) console.log("wrk:        not installed (apt-get install wrk; see the README's Benchmarks section)");
+  const ratio = median(tools["wh replay"].map((run) => run.perSecond)) / median(tools.autocannon.map((run) => run.perSecond));
+  console.log(`ratio:      wh replay / autocannon ${ratio.toFixed(3)} (target >= 0.6)`);
 
   if (RSS_EVENTS > 0) {
     const rssFile = `${dataDir}events-${RSS_EVENTS}.ndjson`;
     if (!existsSync(rssFile)) await generateEvents(rssFile, RSS_EVENTS);
-    const rssOut = `${dataDir}peak-rss.txt`;
-    const big = await runReplay(rssFile, receiver.url, { WH_BENCH_RSS_FILE: rssOut });
-    const peakMb = Number(readFileSync(rssOut, "utf8")) / 1024;
-    console.log(`peak RSS:   ${peakMb.toFixed(1)} MB replaying ${big.summary.delivered} events (${Math.round(big.summary.eventsPerSecond)} events/s) (target <= 150 MB)`);
-    rmSync(rssOut);
+    const big = await runReplay(rssFile, receiver.url);
+    console.log(`peak RSS:   ${big.peakMb.toFixed(1)} MB replaying ${big.summary.delivered} events (${big.summary.eventsPerSecond} events/s) (target <= 150 MB)`);
   }
 } finally {
+  rmSync(wrkScript, { force: true });
   await receiver.stop();
 }

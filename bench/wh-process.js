@@ -1,0 +1,38 @@
+// Runs `wh` as its own process, the way a user does, and reports what it cost: exit code, wall
+// time, the human summary line ("N delivered, … in 9.8s (10204 events/s)"), and its peak RSS and
+// CPU (user + system), written on exit by the preloaded usage.js.
+import { spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const usageModule = fileURLToPath(new URL("./usage.js", import.meta.url));
+let runs = 0;
+
+export function runWh(args, env = {}) {
+  runs += 1;
+  const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, ["--import", usageModule, "bin/wh.js", ...args], {
+      cwd: root,
+      env: { ...process.env, WH_SHARED_SECRET: "bench-secret", ...env, WH_BENCH_USAGE_FILE: usageFile },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let summary;
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const match = /^(\d+) delivered.*\((\d+) events\/s\)$/.exec(line);
+      if (match) summary = { delivered: Number(match[1]), eventsPerSecond: Number(match[2]) };
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const { maxRssKb, cpuUs } = JSON.parse(readFileSync(usageFile, "utf8"));
+      rmSync(usageFile, { force: true });
+      resolve({ code, wallMs, summary, peakMb: maxRssKb / 1024, cpuUs });
+    });
+  });
+}
