@@ -27,6 +27,8 @@ export interface DeliveryFlags extends SecretFlags {
 export interface Destination {
   /** The source's name in the config's `sources`; undefined for the flat settings. */
   source: string | undefined;
+  /** The source's write key (what `wh serve` knows it by). */
+  writeKey: string | undefined;
   enabled: boolean;
   targets: WebhookTarget[];
   sharedSecret: string | undefined;
@@ -85,6 +87,7 @@ export async function resolveDeliverySettings(
     if (!checked.ok) throw new ConfigError(checked.issues.map(flagIssue), { source: "the flags" });
     return {
       source: choice.source,
+      writeKey: choice.writeKey,
       enabled: choice.enabled,
       ...deliveryShapeOf(flags, choice, config),
       targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import { systemClock } from "../adapters/system-clock.js";
-import { emptyCounts, type Journal, type OutcomeCounts } from "../adapters/journal.js";
+import { emptyCounts, type FinishedOutcome, type OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { PrepareResult } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
@@ -49,6 +49,14 @@ export interface RunCounts {
   alreadyFinished: number;
 }
 
+/** Where the runner records each job that ended: a replay's journal, `wh serve`'s spool. */
+export interface FinishedLog {
+  markFinished(number: number, original: string, outcome: FinishedOutcome): void;
+  /** Writes what was marked; throws OutputWriteError when the disk refuses. */
+  flush(): void;
+  readonly broken: OutputWriteError | undefined;
+}
+
 export interface RunOptions {
   /** Absent in a dry run. */
   /** Where each event goes; absent in a dry run. */
@@ -60,7 +68,7 @@ export interface RunOptions {
   batchSize?: number | undefined;
   /** Requests started per second at most. */
   ratePerSecond: number | undefined;
-  journal: Journal | undefined;
+  journal: FinishedLog | undefined;
   deadLetter: AppendFile | undefined;
   /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to GRACE_MS. */
   signal: AbortSignal;
