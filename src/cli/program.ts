@@ -225,6 +225,39 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       });
   }]);
 
+  definitions.push(["serve", () => {
+    addDeliveryOptions(
+      program
+        .command("serve")
+        .summary("a local Segment-compatible tracking API that forwards to your webhooks")
+        .description(
+          "Answer Segment's tracking API (POST /v1/track, /v1/batch, …, the short paths analytics.js uses) so a real Segment SDK can send to wh; each accepted event is on disk before the answer, then delivered to the webhooks as the destination does. With no webhooks configured, delivers to an embedded receiver and shows each event arrive verified.",
+        )
+        .option("--port <port>", "port of the tracking API (0: any free port)", String(8787))
+        .option("--host <host>", "address to listen on", "127.0.0.1")
+        .option("--data-dir <dir>", "where accepted events are spooled until delivered, and the dead letters", ".wh/serve")
+        .option("--max-body <size>", "largest request body, after gzip (analytics-node sends batches up to about 1 MB: raise this for it)", "500kb")
+        .option("--max-spool <size>", "answer 503 with Retry-After once the spool holds this much", "1gb")
+        .option("--concurrency <n>", "deliveries in flight at once, per source", "32")
+        .option("--dedup-window <n>", "drop an event whose messageId is among the last N accepted for its source", "100000"),
+    )
+      .addHelpText(
+        "after",
+        `${RETRY_HELP}
+
+Write keys: with sources in the config, each source's writeKey selects its webhooks, secret and
+mode, and an unknown key is answered 401; with flat settings any key is accepted. An accepted
+request is answered {"success": true} only once its events are written and synced to the spool;
+a full spool or disk is answered 503 with Retry-After, which Segment's SDKs retry. GET /health
+and GET /metrics (Prometheus) tell how it goes. Ctrl-C stops accepting, lets deliveries in flight
+finish for up to 5 s, and keeps the rest in the spool for the next start.
+${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json")}`,
+      )
+      .action(async (_flags, command: Command) => {
+        const { runServe } = await import("./commands/serve.js");
+        exitCode = await runServe(command.opts(), globals(), io);
+      });
+  }]);
   const syncHelp = (what: string, example: string): string => `
 The trait name is the snake_case form of NAME: lower case, every run of characters other than
 letters and digits becomes one "_" (High-Value Users (EU) -> high_value_users_eu). ${what}

@@ -1,0 +1,166 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createGunzip, createInflate } from "node:zlib";
+import { parseJson } from "../core/message/parse-json.js";
+import { basicAuthWriteKey, trackingCall } from "../core/message/tracking.js";
+
+/** One tracking call as it arrived: what the engine decides on. */
+export interface TrackingRequest {
+  path: string;
+  /** identify, track, …, or batch. */
+  call: string;
+  body: unknown;
+  /** From `Authorization: Basic`; the body's `writeKey` is read by the engine. */
+  authWriteKey: string | undefined;
+  ip: string | undefined;
+  bytes: number;
+}
+
+export interface TrackingAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface TrackingServerOptions {
+  host: string;
+  port: number;
+  /** The largest request body, after gzip is undone. */
+  maxBodyBytes: number;
+  accept(request: TrackingRequest): Promise<TrackingAnswer>;
+  /** Answered to an HTTP error (a body too large, bad JSON) before `accept` sees it. */
+  onRefused?(path: string, answer: TrackingAnswer): void;
+  health(): Record<string, unknown>;
+  metrics(): string;
+}
+
+export interface TrackingServer {
+  url: string;
+  port: number;
+  /** Stops accepting; requests being answered finish. */
+  close(): Promise<void>;
+}
+
+// Browsers (analytics.js) post across origins; the write key is in the body or basic auth, never a cookie.
+const CORS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "POST, OPTIONS",
+  "access-control-allow-headers": "Content-Type, Authorization, Content-Encoding",
+  "access-control-max-age": "86400",
+};
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The HTTP side of `wh serve`: Segment's tracking API paths, gzip or deflate request bodies, JSON
+ * or text/plain (analytics.js), CORS, GET /health and /metrics. What to do with a call is the
+ * engine's (`accept`).
+ */
+export async function startTrackingServer(options: TrackingServerOptions): Promise<TrackingServer> {
+  const server = createServer((request, response) => {
+    handle(request, response, options).catch((error: unknown) => {
+      answer(response, { status: 500, body: { success: false, message: error instanceof Error ? error.message : String(error) } });
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(options.port, options.host);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions): Promise<void> {
+  const path = (request.url ?? "/").split("?")[0] as string;
+  if (request.method === "OPTIONS") {
+    request.resume();
+    response.writeHead(204, CORS).end();
+    return;
+  }
+  if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request);
+  if (request.method === "GET" && path === "/metrics") {
+    request.resume();
+    response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(options.metrics());
+    return;
+  }
+  const call = trackingCall(path);
+  if (call === undefined) return refuse(response, request, options, path, 404, `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`);
+  if (request.method !== "POST") return refuse(response, request, options, path, 405, `${path} takes POST`);
+  let text: string;
+  let bytes: number;
+  try {
+    ({ text, bytes } = await readBody(request, options.maxBodyBytes));
+  } catch (error) {
+    if (!(error instanceof BodyError)) throw error;
+    return refuse(response, request, options, path, error.status, error.message);
+  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) return refuse(response, request, options, path, 400, `the body is not JSON: ${parsed.error}`);
+  const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes });
+  answer(response, result);
+}
+
+function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, message: string): void {
+  const refusal = { status, body: { success: false, message } };
+  options.onRefused?.(path, refusal);
+  answer(response, refusal, request);
+}
+
+function answer(response: ServerResponse, { status, body, headers }: TrackingAnswer, request?: IncomingMessage): void {
+  // A request refused before its body was read: the rest of the body is drained, not left to block the connection.
+  request?.resume();
+  if (response.headersSent) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, { ...CORS, ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+}
+
+/** The body as text, gunzipped or inflated when so encoded, refused past `max` bytes either way. */
+async function readBody(request: IncomingMessage, max: number): Promise<{ text: string; bytes: number }> {
+  const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
+  const declared = Number(request.headers["content-length"] ?? Number.NaN);
+  const tooLarge = (): BodyError => new BodyError(400, `the body is larger than ${max} bytes (the limit is --max-body)`);
+  if (encoding === "identity" && declared > max) {
+    request.resume();
+    throw tooLarge();
+  }
+  let stream: NodeJS.ReadableStream = request;
+  if (encoding === "gzip" || encoding === "x-gzip") stream = request.pipe(createGunzip());
+  else if (encoding === "deflate") stream = request.pipe(createInflate());
+  else if (encoding !== "identity") {
+    request.resume();
+    throw new BodyError(415, `Content-Encoding ${encoding} is not supported (gzip, deflate or none)`);
+  }
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      length += chunk.length;
+      if (length > max) {
+        request.resume();
+        throw tooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof BodyError) throw error;
+    throw new BodyError(400, `the body could not be read: ${(error as Error).message}`);
+  }
+  const body = Buffer.concat(chunks);
+  return { text: body.toString("utf8"), bytes: body.length };
+}

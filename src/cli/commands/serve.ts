@@ -1,0 +1,133 @@
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { startReceiver, type Receiver } from "../../adapters/receiver.js";
+import { loadConfig } from "../../config/load.js";
+import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { secretFromFlagsOrEnv } from "../../config/secret.js";
+import { UsageError } from "../../core/errors.js";
+import { parseIntFlag } from "../../core/int-flag.js";
+import { redactUrl } from "../../core/redact.js";
+import { parseSizeFlag } from "../../core/size-flag.js";
+import { startServe, type AcceptedRequest } from "../../engine/serve.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { noteUnsigned, Output } from "../render.js";
+import { renderRun } from "../run-report.js";
+import { printRequest } from "./listen.js";
+
+export interface ServeFlags extends DeliveryFlags {
+  port?: string;
+  host?: string;
+  dataDir?: string;
+  maxBody?: string;
+  maxSpool?: string;
+  concurrency?: string;
+  dedupWindow?: string;
+  verbose?: boolean;
+}
+
+/** The port `wh serve` listens on unless told otherwise: fixed, so that an app's SDK settings stay put. */
+export const DEFAULT_SERVE_PORT = 8787;
+/** The write key printed for the embedded setup; with flat settings any key is accepted. */
+const LOCAL_WRITE_KEY = "wh-local";
+
+/**
+ * `wh serve`: a local Segment-compatible tracking API. Apps point their Segment SDK at it; each
+ * accepted event is spooled to disk, then delivered to the webhooks as the destination does.
+ * With no webhooks configured, it delivers to an embedded `wh listen` and shows each event
+ * arrive verified.
+ */
+export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const port = parseIntFlag("--port", flags.port, DEFAULT_SERVE_PORT, 0, 65_535);
+  const host = flags.host ?? "127.0.0.1";
+  const maxBodyBytes = parseSizeFlag("--max-body", flags.maxBody, 500_000);
+  const maxSpoolBytes = parseSizeFlag("--max-spool", flags.maxSpool, 1_000_000_000);
+  const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
+  const dedupWindow = parseIntFlag("--dedup-window", flags.dedupWindow, 100_000, 0, 10_000_000);
+  const dataDir = resolve(io.cwd, flags.dataDir ?? ".wh/serve");
+  const output = new Output(io, globals);
+
+  // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
+  const { config } = await loadConfig(io.cwd, flags.config);
+  const embedded = (flags.url ?? []).length === 0 && config.webhooks === undefined && config.sources === undefined;
+  let receiver: Receiver | undefined;
+  let env = io.env;
+  if (embedded) {
+    const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value ?? randomBytes(24).toString("base64url");
+    receiver = await startReceiver({ secret, onRequest: (request) => printRequest(output, request) });
+    flags = { ...flags, url: [receiver.url], secret: undefined, secretFile: undefined };
+    env = { ...io.env, WH_SHARED_SECRET: secret };
+  }
+  try {
+    const settings = await resolveDeliverySettings(flags, env, io.cwd, "all");
+    const bySource = config.sources !== undefined && (flags.url ?? []).length === 0;
+    noteUnsigned(output, settings.destinations);
+    for (const destination of settings.destinations) {
+      if (bySource && destination.writeKey === undefined) output.warn(output.err.yellow(`source ${destination.source}: no writeKey in the config, so no request can reach it`));
+    }
+    const renderers = new Map(settings.destinations.map((destination) => [destination, renderRun(output, destination, undefined, flags.verbose === true)]));
+    const handle = await startServe({
+      host,
+      port,
+      settings,
+      bySource,
+      dataDir,
+      maxSpoolBytes,
+      maxBodyBytes,
+      concurrency,
+      dedupWindow,
+      env,
+      signal: io.signal,
+      onRequest: (request) => printAccepted(output, request),
+      onDeliveryEvent: flags.verbose === true ? (job, event, destination) => renderers.get(destination)?.onDeliveryEvent?.(job, event) : undefined,
+      onOutcome: (job, outcome, report, reason, destination) => {
+        renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
+        if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
+          output.log(`${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`);
+        }
+      },
+      onForwardingStopped: (destination, error) => {
+        output.warn(output.err.red(`forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in the spool for the next start`));
+      },
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") throw new UsageError(`--port ${port}: the port is in use`, { cause: error, hint: "pick another with --port, or --port 0 for any free one" });
+      if (error.code === "EACCES") throw new UsageError(`--port ${port}: permission denied`, { cause: error });
+      throw error;
+    });
+    output.record({ listening: handle.url, port: handle.port, dataDir: handle.dataDir, recovered: handle.recovered, embeddedReceiver: receiver?.url ?? null });
+    output.log(`tracking API on ${handle.url} (spool ${handle.dataDir}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`);
+    if (receiver !== undefined) {
+      output.log(`delivering to an embedded receiver on ${receiver.url} that checks X-Signature (no webhooks configured)`);
+      output.log(`point a Segment SDK at it: host ${handle.url}, write key ${LOCAL_WRITE_KEY} (any key is accepted), e.g.`);
+      output.log(`  new Analytics({ writeKey: "${LOCAL_WRITE_KEY}", host: "${handle.url}" })   # @segment/analytics-node`);
+    } else {
+      for (const destination of settings.destinations) {
+        const where = destination.targets.map((target) => redactUrl(target.url)).join(", ");
+        output.log(`${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`);
+      }
+    }
+    output.log("press Ctrl-C to stop (accepted events not yet delivered stay in the spool for the next start)");
+    const summaries = await handle.done;
+    const unfinished = summaries.reduce((sum, summary) => sum + summary.unfinished, 0);
+    output.log(`stopped${unfinished > 0 ? `; ${unfinished} deliveries in flight were not finished and stay in the spool` : ""}`);
+    return 0;
+  } finally {
+    await receiver?.close();
+  }
+}
+
+function printAccepted(output: Output, request: AcceptedRequest): void {
+  output.record({ request: { path: request.path, status: request.status, source: request.source ?? null, accepted: request.accepted, duplicates: request.duplicates, ...(request.message === undefined ? {} : { message: request.message }) } });
+  const c = output.err;
+  const source = request.source === undefined ? "" : ` ${request.source}`;
+  if (request.status !== 200) {
+    output.log(`${c.red("←")} ${request.status} ${request.path}${source}: ${request.message}`);
+    return;
+  }
+  const duplicates = request.duplicates === 0 ? "" : ` (${request.duplicates} duplicate${request.duplicates === 1 ? "" : "s"} dropped)`;
+  output.log(`${c.cyan("←")} 200 ${request.path}${source}: ${request.accepted} event${request.accepted === 1 ? "" : "s"} accepted${duplicates}`);
+}
+
+/** A write key is a credential of sorts: its first four characters are enough to tell sources apart. */
+function mask(writeKey: string): string {
+  return writeKey.length <= 4 ? "****" : `${writeKey.slice(0, 4)}…`;
+}

@@ -1,0 +1,152 @@
+import { MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { normalizeTimestamp } from "./timestamp.js";
+import type { MessageStamps } from "./prepare.js";
+
+/**
+ * Segment's tracking API as `wh serve` answers it: the paths, the write key, and what Segment's
+ * pipeline adds to each event before any destination sees it. Pure: the server hands in the
+ * parsed body, the time it arrived and the caller's address.
+ */
+
+/** The most events one batch request may carry (Segment's HTTP API limit). */
+export const MAX_BATCH_EVENTS = 2_500;
+
+/** `/v1/<call>` and the one-letter paths analytics.js posts to. */
+const CALLS: Record<string, string> = {
+  identify: "identify",
+  track: "track",
+  page: "page",
+  screen: "screen",
+  group: "group",
+  alias: "alias",
+  batch: "batch",
+  import: "batch",
+  i: "identify",
+  t: "track",
+  p: "page",
+  s: "screen",
+  g: "group",
+  a: "alias",
+  b: "batch",
+};
+
+/** What a POST path asks for: one call type, a batch, or nothing the API knows. */
+export function trackingCall(path: string): string | undefined {
+  const match = /^\/v1\/([a-z]+)\/?$/.exec(path);
+  return match === null ? undefined : CALLS[match[1] as string];
+}
+
+export interface AcceptContext {
+  receivedAt: Date;
+  /** The caller's address, for context.ip when the event carries none. */
+  ip: string | undefined;
+  stamps: MessageStamps;
+}
+
+export type ExpandResult =
+  | { ok: true; writeKey: string | undefined; events: Record<string, unknown>[] }
+  | { ok: false; error: string };
+
+/**
+ * The events of one request: a single call (its type from the path when the body has none) or a
+ * batch, each enriched as Segment's pipeline does it:
+ * - batch-level `context` and `integrations` merged into each event (the event's keys win);
+ * - `messageId` when missing; `receivedAt`; `context.ip` from the request when absent;
+ * - `originalTimestamp` = the timestamp the client gave, and `timestamp` corrected for the
+ *   client's clock: receivedAt - (sentAt - originalTimestamp) when the client sent `sentAt`.
+ */
+export function expandRequest(call: string, body: unknown, context: AcceptContext): ExpandResult {
+  if (!isObject(body)) return { ok: false, error: "the body must be a JSON object" };
+  const writeKey = typeof body.writeKey === "string" && body.writeKey !== "" ? body.writeKey : undefined;
+  let raw: unknown[];
+  let shared: Record<string, unknown> = {};
+  if (call === "batch") {
+    if (!Array.isArray(body.batch)) return { ok: false, error: "a batch request needs a `batch` array" };
+    raw = body.batch;
+    if (raw.length > MAX_BATCH_EVENTS) return { ok: false, error: `the batch has ${raw.length} events; the limit is ${MAX_BATCH_EVENTS}` };
+    shared = body;
+  } else {
+    raw = [{ ...body, type: body.type ?? call }];
+  }
+  const events: Record<string, unknown>[] = [];
+  for (const [index, item] of raw.entries()) {
+    const where = call === "batch" ? `batch[${index}]: ` : "";
+    if (!isObject(item)) return { ok: false, error: `${where}an event must be a JSON object` };
+    const bytes = Buffer.byteLength(JSON.stringify(item));
+    if (bytes > MAX_MESSAGE_BYTES) return { ok: false, error: `${where}${sizeError(bytes)}` };
+    const enriched = enrich(item, shared, context);
+    if (typeof enriched === "string") return { ok: false, error: `${where}${enriched}` };
+    events.push(enriched);
+  }
+  return { ok: true, writeKey, events };
+}
+
+function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, { receivedAt, ip, stamps }: AcceptContext): Record<string, unknown> | string {
+  const { writeKey: _writeKey, ...event } = item;
+  const context = mergeObjects(batch.context, event.context);
+  const integrations = mergeObjects(batch.integrations, event.integrations);
+  if (context !== undefined) event.context = context;
+  if (integrations !== undefined) event.integrations = integrations;
+  if (ip !== undefined && (event.context === undefined || (isObject(event.context) && event.context.ip === undefined))) {
+    event.context = { ...(isObject(event.context) ? event.context : {}), ip };
+  }
+  if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
+  const received = receivedAt.toISOString();
+  event.receivedAt = received;
+  const sentAtText = event.sentAt ?? batch.sentAt;
+  if (event.timestamp !== undefined && event.timestamp !== null) {
+    if (typeof event.timestamp !== "string") return "timestamp must be an ISO 8601 string";
+    const original = normalizeTimestamp(event.timestamp);
+    if (original === undefined) return `timestamp ${JSON.stringify(event.timestamp)} is not an ISO 8601 date-time`;
+    event.originalTimestamp = original;
+    const sentAt = typeof sentAtText === "string" ? normalizeTimestamp(sentAtText) : undefined;
+    if (sentAtText !== undefined && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
+    event.timestamp = sentAt === undefined ? original : new Date(receivedAt.getTime() - (Date.parse(sentAt) - Date.parse(original))).toISOString();
+    if (sentAt !== undefined) event.sentAt = sentAt;
+  } else {
+    event.timestamp = received;
+    if (typeof sentAtText === "string") event.sentAt = sentAtText;
+  }
+  return event;
+}
+
+/** The batch's object under the event's: shallow, the event's keys win. */
+function mergeObjects(outer: unknown, inner: unknown): unknown {
+  if (!isObject(outer)) return inner;
+  if (inner === undefined) return { ...outer };
+  if (!isObject(inner)) return inner;
+  return { ...outer, ...inner };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The write key of `Authorization: Basic base64(writeKey:)`, as Segment's libraries send it. */
+export function basicAuthWriteKey(header: string | undefined): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header ?? "");
+  if (match === null) return undefined;
+  const decoded = Buffer.from(match[1] as string, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  const key = colon === -1 ? decoded : decoded.slice(0, colon);
+  return key === "" ? undefined : key;
+}
+
+/**
+ * The messageIds seen lately, to drop a retried request's events: a window of the last `size`
+ * ids (insertion order; the oldest is forgotten first).
+ */
+export class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly size: number) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > this.size) this.ids.delete(this.ids.values().next().value as string);
+  }
+}

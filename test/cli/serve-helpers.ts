@@ -1,0 +1,60 @@
+import { Analytics } from "@segment/analytics-node";
+import { expect } from "vitest";
+import type { RecordedRequest } from "../helpers/recording-server.js";
+import { hmacHex, lines, spawnWh, type RunOptions, type WhProcess } from "./run-wh.js";
+
+export const SECRET = "serve-test-secret";
+
+export interface ServeProcess extends WhProcess {
+  /** The tracking API's base URL, e.g. http://127.0.0.1:40123. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `wh serve --port 0 --json …` in `cwd` and waits for its `listening` record. */
+export async function startServe(args: readonly string[], options: RunOptions & { cwd: string }): Promise<ServeProcess> {
+  const wh = spawnWh(["--json", "serve", "--port", "0", ...args], { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+  const stdout = await wh.waitForStdout((text) => text.includes('"listening"'));
+  const record = lines(stdout)
+    .map((line) => JSON.parse(line) as { listening?: string })
+    .find((line) => line.listening !== undefined);
+  return {
+    ...wh,
+    url: record?.listening as string,
+    async stop() {
+      if (wh.child.exitCode === null) wh.child.kill("SIGTERM");
+      await wh.exited;
+    },
+  };
+}
+
+/** A real Segment SDK pointed at wh serve; flushes every `flushAt` events. */
+export function sdk(url: string, writeKey = "wk-test", flushAt = 15): Analytics {
+  return new Analytics({ writeKey, host: url, flushAt, flushInterval: 50, maxRetries: 3 });
+}
+
+/** The JSON bodies the receiver got, each checked to be signed with SECRET over its exact bytes. */
+export function signedBodies(requests: readonly RecordedRequest[], secret = SECRET): Record<string, unknown>[] {
+  return requests.map((request) => {
+    expect(request.headers["x-signature"]).toBe(hmacHex(secret, request.body));
+    return JSON.parse(request.body.toString("utf8")) as Record<string, unknown>;
+  });
+}
+
+/** Polls until `check` returns true (the forwarder delivers asynchronously), or fails after `ms`. */
+export async function eventually(check: () => boolean, ms = 10_000, what = "the condition"): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** POSTs to wh serve as a hand-made client would. */
+export async function post(url: string, path: string, body: string | Buffer, headers: Record<string, string> = { "content-type": "application/json" }): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+  const response = await fetch(`${url}${path}`, { method: "POST", body, headers });
+  const text = await response.text();
+  return { status: response.status, json: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
+}
+
+export const basic = (writeKey: string): string => `Basic ${Buffer.from(`${writeKey}:`).toString("base64")}`;
