@@ -1,8 +1,7 @@
-import { closeSync, fdatasync, fstatSync, ftruncateSync, mkdirSync, readdirSync, readFileSync, rmSync, write } from "node:fs";
+import { closeSync, fdatasync, fstatSync, ftruncateSync, mkdirSync, readdirSync, readFileSync, rmSync, write, writeSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { OutputWriteError, UsageError } from "../core/errors.js";
-import { AppendFile } from "./append-file.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
 
@@ -28,7 +27,9 @@ interface Segment {
   /** Which records have ended, by index; and how many. */
   ended: Uint8Array;
   endedCount: number;
-  acks: AppendFile;
+  /** The ack file, and the acks not yet written to it (a full disk holds them back). */
+  acksFd: number;
+  unwrittenAcks: string;
   sealed: boolean;
 }
 
@@ -157,19 +158,32 @@ export class Spool {
     segment.ended[index] = 1;
     segment.endedCount += 1;
     this.liveRecords -= 1;
-    segment.acks.append(`${index}\n`);
+    segment.unwrittenAcks += `${index}\n`;
   }
 
-  /** The write error that broke an ack file, if one did. */
-  get broken(): OutputWriteError | undefined {
-    return this.segments.find((segment) => segment.acks.broken !== undefined)?.acks.broken;
-  }
+  /**
+   * Never broken: an ack that cannot be written (a full disk) is held and written at a later
+   * flush. Until then a restart would deliver those events again, a duplicate and not a loss;
+   * and a segment whose every record has ended is removed all the same, which frees the disk.
+   */
+  readonly broken = undefined;
 
   /** Writes the acks recorded so far, and removes the segments whose every record has ended. */
   flush(): void {
     for (const segment of [...this.segments]) {
-      segment.acks.flush();
-      if (segment.sealed && segment.endedCount === segment.records) this.remove(segment);
+      if (segment.sealed && segment.endedCount === segment.records) {
+        this.remove(segment);
+        continue;
+      }
+      if (segment.unwrittenAcks === "") continue;
+      const bytes = Buffer.from(segment.unwrittenAcks);
+      let offset = 0;
+      try {
+        while (offset < bytes.length) offset += writeSync(segment.acksFd, bytes, offset);
+      } catch {
+        // Held for the next flush, from where the write stopped.
+      }
+      segment.unwrittenAcks = bytes.subarray(offset).toString();
     }
   }
 
@@ -177,7 +191,7 @@ export class Spool {
     try {
       this.seal();
       this.flush();
-      for (const segment of this.segments) segment.acks.close();
+      for (const segment of this.segments) closeSync(segment.acksFd);
       if (this.current !== undefined) closeSync(this.current.fd);
       this.current = undefined;
     } finally {
@@ -203,7 +217,8 @@ export class Spool {
   }
 
   private track(start: number, path: string, records: number, bytes: number, ended: Uint8Array, endedCount: number, acks: "append" | "truncate"): Segment {
-    const segment: Segment = { start, path, records, bytes, ended, endedCount, acks: AppendFile.open(`${path}.acks`, "the spool's acks", acks), sealed: false };
+    const acksFd = openOutputFile(`${path}.acks`, "the spool's acks", acks);
+    const segment: Segment = { start, path, records, bytes, ended, endedCount, acksFd, unwrittenAcks: "", sealed: false };
     this.segments.push(segment);
     return segment;
   }
@@ -218,7 +233,7 @@ export class Spool {
   }
 
   private remove(segment: Segment): void {
-    segment.acks.close();
+    closeSync(segment.acksFd);
     rmSync(segment.path, { force: true });
     rmSync(`${segment.path}.acks`, { force: true });
     this.segments.splice(this.segments.indexOf(segment), 1);
@@ -263,9 +278,13 @@ export class Spool {
   }
 }
 
+/** The ack file's whole lines; a partial last one (a write cut short by a full disk) is cut off. */
 function readAcks(path: string): string[] {
   try {
-    return readFileSync(path, "utf8").split("\n");
+    const text = readFileSync(path, "utf8");
+    const whole = text.slice(0, text.lastIndexOf("\n") + 1);
+    if (whole.length !== text.length) truncateFile(path, Buffer.byteLength(whole));
+    return whole.split("\n");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
@@ -273,7 +292,7 @@ function readAcks(path: string): string[] {
 }
 
 function truncateFile(path: string, length: number): void {
-  const fd = openOutputFile(path, "the spool segment", "append");
+  const fd = openOutputFile(path, "the spool file", "append");
   try {
     if (fstatSync(fd).size > length) ftruncateSync(fd, length);
   } finally {
