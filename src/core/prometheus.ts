@@ -31,10 +31,6 @@ export class Counter {
     this.values.set(key, entry);
   }
 
-  value(labels: Labels = {}): number {
-    return this.values.get(labelText(labels))?.value ?? 0;
-  }
-
   render(): string[] {
     if (this.values.size === 0) return [`${this.family.name} 0`];
     return [...this.values.values()].map(({ labels, value }) => `${this.family.name}${labelText(labels)} ${value}`);

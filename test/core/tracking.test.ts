@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import type { MessageStamps } from "../../src/core/message/prepare.js";
+import { basicAuthWriteKey, expandRequest, MAX_BATCH_EVENTS, RecentIds, trackingCall } from "../../src/core/message/tracking.js";
+import { parseSizeFlag } from "../../src/core/size-flag.js";
+import { Registry } from "../../src/core/prometheus.js";
+
+const stamps: MessageStamps = { now: () => new Date("2026-11-22T10:00:00.000Z"), newId: () => "new-id" };
+const receivedAt = new Date("2026-11-22T10:00:00.000Z");
+const context = { receivedAt, ip: "203.0.113.9", stamps };
+
+describe("trackingCall", () => {
+  it("knows the long and the one-letter paths, and nothing else", () => {
+    expect(["identify", "track", "page", "screen", "group", "alias", "batch", "import"].map((call) => trackingCall(`/v1/${call}`))).toEqual(["identify", "track", "page", "screen", "group", "alias", "batch", "batch"]);
+    expect(["i", "t", "p", "s", "g", "a", "b"].map((call) => trackingCall(`/v1/${call}`))).toEqual(["identify", "track", "page", "screen", "group", "alias", "batch"]);
+    expect(trackingCall("/v1/track/")).toBe("track");
+    for (const path of ["/v1/x", "/v2/track", "/track", "/v1/", "/v1/track/extra"]) expect(trackingCall(path)).toBeUndefined();
+  });
+});
+
+describe("expandRequest", () => {
+  it("takes a single call's type from the path, and adds messageId, receivedAt, timestamp and context.ip", () => {
+    const result = expandRequest("track", { userId: "u1", event: "E", writeKey: "wk" }, context);
+    expect(result).toEqual({
+      ok: true,
+      writeKey: "wk",
+      events: [{ userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { ip: "203.0.113.9" } }],
+    });
+  });
+
+  it("keeps the body's type, messageId and context.ip when given", () => {
+    const result = expandRequest("track", { type: "track", userId: "u1", event: "E", messageId: "m-1", context: { ip: "198.51.100.1" } }, context);
+    expect(result.ok && result.events[0]).toMatchObject({ messageId: "m-1", context: { ip: "198.51.100.1" } });
+  });
+
+  it("corrects the timestamp for the client's clock: receivedAt - (sentAt - originalTimestamp)", () => {
+    const result = expandRequest("batch", { sentAt: "2026-11-22T11:00:00.000Z", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50.000Z" }] }, context);
+    expect(result.ok && result.events[0]).toMatchObject({ originalTimestamp: "2026-11-22T10:59:50.000Z", timestamp: "2026-11-22T09:59:50.000Z", sentAt: "2026-11-22T11:00:00.000Z" });
+  });
+
+  it("without sentAt keeps the given timestamp (normalised to UTC) as both", () => {
+    const result = expandRequest("track", { userId: "u", event: "E", timestamp: "2026-01-02T03:04:05+02:00" }, context);
+    expect(result.ok && result.events[0]).toMatchObject({ originalTimestamp: "2026-01-02T01:04:05.000Z", timestamp: "2026-01-02T01:04:05.000Z" });
+  });
+
+  it("merges the batch's context and integrations into each event, the event's keys winning", () => {
+    const result = expandRequest(
+      "batch",
+      { context: { locale: "fr", library: { name: "x" } }, integrations: { All: false }, batch: [{ type: "track", userId: "u", event: "A", context: { locale: "de" } }, { type: "identify", userId: "u", integrations: { Webhooks: true } }] },
+      { ...context, ip: undefined },
+    );
+    expect(result.ok && result.events.map((event) => [event.context, event.integrations])).toEqual([
+      [{ locale: "de", library: { name: "x" } }, { All: false }],
+      [{ locale: "fr", library: { name: "x" } }, { All: false, Webhooks: true }],
+    ]);
+  });
+
+  it("drops a writeKey inside an event", () => {
+    const result = expandRequest("batch", { batch: [{ type: "track", userId: "u", event: "E", writeKey: "inner" }] }, context);
+    expect(result.ok && result.writeKey).toBeUndefined();
+    expect(result.ok && result.events[0]?.writeKey).toBeUndefined();
+  });
+
+  it("refuses what cannot be events, naming the event", () => {
+    expect(expandRequest("track", [1], context)).toEqual({ ok: false, error: "the body must be a JSON object" });
+    expect(expandRequest("batch", { batch: {} }, context)).toEqual({ ok: false, error: "a batch request needs a `batch` array" });
+    expect(expandRequest("batch", { batch: [{ type: "track" }, 5] }, context)).toEqual({ ok: false, error: "batch[1]: an event must be a JSON object" });
+    expect(expandRequest("batch", { batch: Array.from({ length: MAX_BATCH_EVENTS + 1 }, () => ({})) }, context)).toMatchObject({ ok: false, error: expect.stringContaining("limit is 2500") });
+    expect(expandRequest("batch", { batch: [{ type: "track", properties: { pad: "x".repeat(33_000) } }] }, context)).toMatchObject({ ok: false, error: expect.stringMatching(/^batch\[0\]: .*32 KB/) });
+    expect(expandRequest("track", { userId: "u", event: "E", timestamp: "yesterday" }, context)).toMatchObject({ ok: false, error: expect.stringContaining("not an ISO 8601") });
+    expect(expandRequest("track", { userId: "u", event: "E", timestamp: 5 }, context)).toMatchObject({ ok: false, error: expect.stringContaining("ISO 8601 string") });
+    expect(expandRequest("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }, context)).toMatchObject({ ok: false, error: expect.stringContaining("sentAt") });
+  });
+});
+
+describe("basicAuthWriteKey", () => {
+  it("reads the user of Basic auth, the way Segment's libraries send the write key", () => {
+    expect(basicAuthWriteKey(`Basic ${Buffer.from("wk_123:").toString("base64")}`)).toBe("wk_123");
+    expect(basicAuthWriteKey(`basic ${Buffer.from("wk_123").toString("base64")}`)).toBe("wk_123");
+    expect(basicAuthWriteKey(`Basic ${Buffer.from(":").toString("base64")}`)).toBeUndefined();
+    expect(basicAuthWriteKey("Bearer abc")).toBeUndefined();
+    expect(basicAuthWriteKey(undefined)).toBeUndefined();
+  });
+});
+
+describe("RecentIds", () => {
+  it("remembers the last N ids and forgets the oldest first", () => {
+    const recent = new RecentIds(2);
+    recent.add("a");
+    recent.add("b");
+    expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([true, true, false]);
+    recent.add("c");
+    expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([false, true, true]);
+  });
+});
+
+describe("parseSizeFlag", () => {
+  it("reads sizes with units, and refuses the rest naming the flag", () => {
+    expect(parseSizeFlag("--max-body", "500kb", 1)).toBe(500_000);
+    expect(parseSizeFlag("--max-body", "1.5MB", 1)).toBe(1_500_000);
+    expect(parseSizeFlag("--max-body", "2MiB", 1)).toBe(2_097_152);
+    expect(parseSizeFlag("--max-body", "1024", 1)).toBe(1024);
+    expect(parseSizeFlag("--max-body", undefined, 7)).toBe(7);
+    for (const bad of ["", "lots", "5 parsecs", "-1kb", "0"]) expect(() => parseSizeFlag("--max-body", bad, 1)).toThrow(/--max-body .*expected a size/);
+  });
+});
+
+describe("Prometheus text format", () => {
+  it("renders counters with escaped labels, gauges and cumulative histograms", () => {
+    const registry = new Registry();
+    const requests = registry.counter("requests_total", "Requests.");
+    requests.inc({ status: "200" });
+    requests.inc({ status: "200" });
+    requests.inc({ path: 'a"b\\c\nd' });
+    registry.gauge("depth", "Depth.", () => 3);
+    const latency = registry.histogram("latency_seconds", "Latency.", [0.1, 1]);
+    latency.observe(0.05);
+    latency.observe(0.5);
+    latency.observe(5);
+    expect(registry.render()).toBe(
+      [
+        "# HELP requests_total Requests.",
+        "# TYPE requests_total counter",
+        'requests_total{status="200"} 2',
+        'requests_total{path="a\\"b\\\\c\\nd"} 1',
+        "# HELP depth Depth.",
+        "# TYPE depth gauge",
+        "depth 3",
+        "# HELP latency_seconds Latency.",
+        "# TYPE latency_seconds histogram",
+        'latency_seconds_bucket{le="0.1"} 1',
+        'latency_seconds_bucket{le="1"} 2',
+        'latency_seconds_bucket{le="+Inf"} 3',
+        "latency_seconds_sum 5.55",
+        "latency_seconds_count 3",
+        "",
+      ].join("\n"),
+    );
+  });
+});
