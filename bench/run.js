@@ -9,3 +9,5 @@ console.log("\n== ordered replay of skewed data (batches)");
 await import("./skewed.js");
 console.log("\n== thousands in flight (50 ms receiver)");
 await import("./in-flight.js");
+console.log("\n== wh serve (accepting batches, accept to delivery)");
+await import("./serve.js");
