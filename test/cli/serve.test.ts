@@ -29,16 +29,23 @@ function sendEveryCall(analytics: ReturnType<typeof sdk>): void {
   analytics.alias({ userId: "u1", previousId: "anon-1" });
 }
 
+/** Every call type sent with the SDK to `wh serve --url <receiver> …args`: the bodies delivered, signed, in order. */
+async function everyCallDelivered(args: readonly string[]): Promise<Record<string, unknown>[]> {
+  const hook = await receiver();
+  const wh = await serve(["--url", hook.url, ...args]);
+  const analytics = sdk(wh.url);
+  sendEveryCall(analytics);
+  await analytics.closeAndFlush();
+  await eventually(() => hook.requests.length === 6, 10_000, "six deliveries");
+  const bodies = signedBodies(hook.requests);
+  expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
+  expect(wh.stderr()).not.toMatch(STACK_TRACE);
+  return bodies;
+}
+
 describe("wh serve with @segment/analytics-node as the client", () => {
   it("delivers every call type, signed, in the classic shapes, each user's events in order", async () => {
-    const hook = await receiver();
-    const wh = await serve(["--url", hook.url]);
-    const analytics = sdk(wh.url);
-    sendEveryCall(analytics);
-    await analytics.closeAndFlush();
-    await eventually(() => hook.requests.length === 6, 10_000, "six deliveries");
-    const bodies = signedBodies(hook.requests);
-    expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
+    const bodies = await everyCallDelivered([]);
     for (const body of bodies) {
       expect(body.version).toBe(1);
       expect(typeof body.messageId).toBe("string");
@@ -49,18 +56,10 @@ describe("wh serve with @segment/analytics-node as the client", () => {
     expect(bodies[4]).toMatchObject({ groupId: "g1", traits: { name: "Acme" } });
     // The seed's alias shape: the literal keys.
     expect(bodies[5]).toMatchObject({ "Previous ID": "anon-1", "User ID": "u1" });
-    expect(wh.stderr()).not.toMatch(STACK_TRACE);
   });
 
   it("in actions mode delivers whole events with what Segment's pipeline adds", async () => {
-    const hook = await receiver();
-    const wh = await serve(["--url", hook.url, "--mode", "actions"]);
-    const analytics = sdk(wh.url);
-    sendEveryCall(analytics);
-    await analytics.closeAndFlush();
-    await eventually(() => hook.requests.length === 6, 10_000, "six deliveries");
-    const bodies = signedBodies(hook.requests);
-    expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
+    const bodies = await everyCallDelivered(["--mode", "actions"]);
     for (const body of bodies) {
       expect(body).toMatchObject({ userId: "u1", context: { library: { name: "@segment/analytics-node" }, ip: "127.0.0.1" } });
       expect(typeof body.receivedAt).toBe("string");
@@ -216,6 +215,19 @@ describe("wh serve: the tracking API by hand", () => {
     // Everything answered 200 is in the spool.
     const health = (await (await fetch(`${wh.url}/health`)).json()) as { spool: { depth: number } };
     expect(health.spool.depth).toBe(statuses.filter((status) => status === 200).length);
+  });
+
+  it("applies the integrations rules: an event turned off for Webhooks is skipped, not delivered", async () => {
+    const hook = await receiver();
+    const wh = await serve(["--url", hook.url]);
+    const batch = [
+      { type: "track", userId: "u1", event: "Off", integrations: { All: false } },
+      { type: "track", userId: "u1", event: "On", integrations: { All: false, Webhooks: true } },
+    ];
+    expect((await post(wh.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })).status).toBe(200);
+    await eventually(() => hook.requests.length === 1, 10_000, "one delivery");
+    await eventually(() => wh.stdout().includes('"outcome":"skipped"'), 10_000, "the skipped record");
+    expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["On"]);
   });
 
   it("serves /health and Prometheus /metrics", async () => {
