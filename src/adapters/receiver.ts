@@ -2,6 +2,8 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { captureLines } from "../core/capture.js";
+import { explainMismatch } from "../core/explain-signature.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { openOutputFile } from "./output-file.js";
 
@@ -9,6 +11,8 @@ import { openOutputFile } from "./output-file.js";
 export type SignatureCheck = "valid" | "valid-batch" | "invalid" | "missing" | "unchecked";
 
 export interface ReceivedRequest {
+  /** Increasing from 1 within one receiver. */
+  id: number;
   receivedAt: Date;
   method: string;
   path: string;
@@ -18,11 +22,19 @@ export interface ReceivedRequest {
   /** The parsed body, when it is JSON. */
   json: unknown;
   signature: SignatureCheck;
+  /** For an invalid signature: what most likely went wrong (see `wh verify --explain`). */
+  explanation: string | undefined;
   /** The status the receiver answered with. */
   status: number;
+  /** The body of that answer, as text. */
+  answer: string;
   /** Whether the body was appended to the capture file. */
   captured: boolean;
+  /** With --forward-to: what the app answered (it is what the sender got), or why it could not. */
+  forwarded?: ForwardResult | undefined;
 }
+
+export type ForwardResult = { url: string; status: number; headers: Record<string, string>; body: string; durationMs: number } | { url: string; error: string; durationMs: number };
 
 export interface ReceiverOptions {
   host?: string | undefined;
@@ -32,8 +44,10 @@ export interface ReceiverOptions {
   secret?: string | undefined;
   /** The status for a request that passes the checks. Default 200. */
   status?: number | undefined;
-  /** NDJSON file that every 2xx-answered JSON body is appended to, one per line. */
+  /** NDJSON file that every accepted request is appended to, as capture records (see core/capture). */
   out?: string | undefined;
+  /** Each request that passes the checks is sent on here with its exact bytes and headers; its answer is the answer. */
+  forwardTo?: string | undefined;
   onRequest?: (request: ReceivedRequest) => void;
 }
 
@@ -43,36 +57,70 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** Headers that belong to one connection, not to the request: never forwarded. */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host", "content-length", "expect"]);
+
+/** The headers of a request as another server should see them: without the connection's own. */
+export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name.toLowerCase())) continue;
+    out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
 /** The local webhook receiver behind `wh listen`, the demo and the tests of the CLI. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   // Opened (and checked) before listening, never through a symbolic link.
   const capture: WriteStream | undefined = options.out === undefined ? undefined : createWriteStream(options.out, { fd: openOutputFile(options.out, "--out", "append") });
+  const forward = options.forwardTo === undefined ? undefined : await createForwarder(options.forwardTo);
+  let lastId = 0;
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const signature = checkSignature(options.secret, request.headers, body);
-      const json = parseJson(body);
-      let status = options.status ?? 200;
-      let answer: unknown = { ok: true };
-      if (request.method !== "POST") [status, answer] = [405, { error: "only POST is accepted" }];
-      else if (signature === "invalid" || signature === "missing") [status, answer] = [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
-      else if (json === undefined) [status, answer] = [400, { error: "the body is not JSON" }];
-      const captured = capture !== undefined && status >= 200 && status < 300;
-      if (captured) capture.write(`${toLine(body, json)}\n`);
-      response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(answer));
-      options.onRequest?.({
-        receivedAt: new Date(),
-        method: request.method ?? "",
-        path: request.url ?? "",
-        headers: request.headers,
-        body,
-        json,
-        signature,
-        status,
-        captured,
-      });
+      void (async () => {
+        const receivedAt = new Date();
+        const body = Buffer.concat(chunks);
+        const signature = checkSignature(options.secret, request.headers, body);
+        const json = parseJson(body);
+        let status = options.status ?? 200;
+        let answer: unknown = { ok: true };
+        let headers: Record<string, string> = { "content-type": "application/json" };
+        if (request.method !== "POST") [status, answer] = [405, { error: "only POST is accepted" }];
+        else if (signature === "invalid" || signature === "missing") [status, answer] = [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
+        else if (json === undefined) [status, answer] = [400, { error: "the body is not JSON" }];
+        const accepted = request.method === "POST" && status !== 401 && status !== 400;
+        const method = request.method ?? "";
+        const path = request.url ?? "";
+        const captured = capture !== undefined && accepted && (forward !== undefined || (status >= 200 && status < 300));
+        if (captured) capture.write(`${captureLines({ receivedAt, method, path, headers: request.headers, body }, json).join("\n")}\n`);
+        let forwarded: ForwardResult | undefined;
+        let answerText = JSON.stringify(answer);
+        if (forward !== undefined && accepted) {
+          forwarded = await forward(method, request.headers, body);
+          if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error}` })];
+          else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
+        }
+        if (!response.destroyed) response.writeHead(status, headers).end(answerText);
+        lastId += 1;
+        options.onRequest?.({
+          id: lastId,
+          receivedAt,
+          method,
+          path,
+          headers: request.headers,
+          body,
+          json,
+          signature,
+          explanation: signature === "invalid" && options.secret !== undefined ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()])) : undefined,
+          status,
+          answer: answerText,
+          captured,
+          forwarded,
+        });
+      })();
     });
   });
   server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
@@ -108,11 +156,20 @@ function parseJson(body: Buffer): unknown {
 }
 
 /**
- * The capture keeps the exact bytes when they fit on one line; a multi-line body is compacted; a
- * batch (a JSON array) becomes one line per event, so that `wh replay` can send them again.
+ * Sends requests on to the app under development, one attempt each, to exactly `url` (whatever
+ * path they came to, as `stripe listen --forward-to` does), and keeps what it answered.
  */
-function toLine(body: Buffer, json: unknown): string {
-  if (Array.isArray(json)) return json.map((event) => JSON.stringify(event)).join("\n");
-  const text = body.toString("utf8");
-  return /[\r\n]/.test(text) ? JSON.stringify(json) : text;
+async function createForwarder(url: string): Promise<(method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult>> {
+  const { request } = await import("undici");
+  return async (method, headers, body) => {
+    const started = Date.now();
+    try {
+      const answer = await request(url, { method: method as "POST", headers: forwardableHeaders(headers), body, headersTimeout: 30_000, bodyTimeout: 30_000 });
+      const text = await answer.body.text();
+      const answerHeaders = forwardableHeaders(answer.headers as IncomingHttpHeaders);
+      return { url, status: answer.statusCode, headers: answerHeaders, body: text, durationMs: Date.now() - started };
+    } catch (error) {
+      return { url, error: (error as Error).message, durationMs: Date.now() - started };
+    }
+  };
 }

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGunzip, createInflate } from "node:zlib";
 import { parseJson } from "../core/message/parse-json.js";
@@ -15,6 +15,7 @@ export interface TrackingRequest {
   authWriteKey: string | undefined;
   ip: string | undefined;
   bytes: number;
+  headers: IncomingHttpHeaders;
 }
 
 export interface TrackingAnswer {
@@ -112,7 +113,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   }
   const parsed = parseJson(text);
   if (!parsed.ok) return refuse(response, request, options, path, 400, `the body is not JSON: ${parsed.error}`);
-  const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes });
+  const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes, headers: request.headers });
   answer(response, result);
 }
 

@@ -196,11 +196,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         .description("Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.")
         .argument("[file]", "the body; standard input when omitted or -"),
     )
-      .requiredOption("--signature <hex>", "the X-Signature value to check")
+      .option("--signature <hex>", "the X-Signature value to check")
       .option("--explain", "on a mismatch, say what most likely went wrong")
+      .option("--capture <file>", "check every request of a wh listen --out capture against its own X-Signature, as a table")
       .addHelpText(
         "after",
-        examples("cat body.json | wh verify --secret-file secret.txt --signature 8b3e…", "wh verify --signature \"$SIG\" --explain body.json   # secret from WH_SHARED_SECRET"),
+        examples(
+          "cat body.json | wh verify --secret-file secret.txt --signature 8b3e…",
+          "wh verify --signature \"$SIG\" --explain body.json   # secret from WH_SHARED_SECRET",
+          "wh verify --capture captured.ndjson --secret-file secret.txt",
+        ),
       )
       .action(async (file: string | undefined, _flags, command: Command) => {
         const { runVerify } = await import("./commands/verify.js");
@@ -217,8 +222,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .option("--secret-file <file>", "check X-Signature with the secret in FILE")
       .option("--secret <secret>", "check X-Signature with this secret (WH_SHARED_SECRET works too)")
       .option("--status <code>", "status to answer accepted requests with", "200")
-      .option("--out <file.ndjson>", "append every accepted body to this NDJSON file (wh replay can send it again)")
-      .addHelpText("after", examples("wh listen --port 4000 --secret-file secret.txt --out captured.ndjson", "wh listen --status 503   # watch wh retry"))
+      .option("--out <file.ndjson>", "append every accepted request to this NDJSON file as {receivedAt, method, path, headers, body} (wh replay sends them again, wh verify --capture checks them)")
+      .option("--forward-to <url>", "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer")
+      .option("--ui", "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl")
+      .addHelpText(
+        "after",
+        examples(
+          "wh listen --port 4000 --secret-file secret.txt --out captured.ndjson",
+          "wh listen --status 503   # watch wh retry",
+          "wh listen --secret-file secret.txt --forward-to http://localhost:3000/webhooks --ui",
+        ),
+      )
       .action(async (_flags, command: Command) => {
         const { runListen } = await import("./commands/listen.js");
         exitCode = await runListen(command.opts(), globals(), io);
@@ -239,7 +253,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         .option("--max-body <size>", "largest request body, after gzip (analytics-node sends batches up to about 1 MB: raise this for it)", "500kb")
         .option("--max-spool <size>", "answer 503 with Retry-After once the spool holds this much", "1gb")
         .option("--concurrency <n>", "deliveries in flight at once, per source", "32")
-        .option("--dedup-window <n>", "drop an event whose messageId is among the last N accepted for its source", "100000"),
+        .option("--dedup-window <n>", "drop an event whose messageId is among the last N accepted for its source", "100000")
+        .option("--ui", "serve a live inspector page (its URL is printed): each accepted event with its deliveries; resend, copy as curl"),
     )
       .addHelpText(
         "after",

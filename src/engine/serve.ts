@@ -7,6 +7,7 @@ import type { Destination, DeliverySettings } from "../config/resolve.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import { OutputWriteError } from "../core/errors.js";
 import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
+import { maskHeaders } from "../core/capture.js";
 import { expandRequest, RecentIds } from "../core/message/tracking.js";
 import { Registry } from "../core/prometheus.js";
 import { createDeliverer, type Sender } from "./deliverer.js";
@@ -48,6 +49,10 @@ export interface AcceptedRequest {
   duplicates: number;
   /** Why it was refused, for statuses other than 200. */
   message?: string;
+  /** The events accepted (as enriched), each with its number in the spool. */
+  events?: { seq: number; event: Record<string, unknown> }[];
+  /** The request's headers, credentials masked. */
+  headers?: Record<string, string>;
 }
 
 export interface ServeHandle {
@@ -209,7 +214,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     for (const id of ids) forwarder.recent.add(id);
     accepted.inc({}, fresh.length);
     forwarder.queue.push(fresh.map(({ event, prepared }, index) => job(seqs[index] as number, { source: source ?? null, event }, prepared)));
-    return report({ ...base, status: 200, source, accepted: fresh.length, duplicates: dropped });
+    const events = fresh.map(({ event }, index) => ({ seq: seqs[index] as number, event }));
+    return report({ ...base, status: 200, source, accepted: fresh.length, duplicates: dropped, events, headers: maskHeaders(request.headers) });
   };
 
   let server: Awaited<ReturnType<typeof startTrackingServer>>;

@@ -68,7 +68,10 @@ describe("wh listen", () => {
     const result = await wh.exited;
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(STACK_TRACE);
-    expect(await readFile(out, "utf8")).toBe(`${good}\n`);
+    const [capture, ...others] = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as Record<string, any>);
+    expect(others).toEqual([]);
+    expect(capture).toMatchObject({ method: "POST", path: "/", body: good, headers: { "x-signature": hmacHex(SECRET, good) } });
+    expect(Number.isNaN(Date.parse(capture?.receivedAt))).toBe(false);
 
     const records = requestRecords(wh);
     expect(records).toHaveLength(3);
@@ -88,7 +91,7 @@ describe("wh listen", () => {
       wh.child.kill("SIGINT");
       expect((await wh.exited).code).toBe(0);
     }
-    expect(await readFile(out, "utf8")).toBe(`${bodies.join("\n")}\n`);
+    expect(lines(await readFile(out, "utf8")).map((line) => (JSON.parse(line) as { body: string }).body)).toEqual(bodies);
   });
 
   it("answers with --status and captures nothing when that status is not 2xx", async () => {
@@ -173,12 +176,16 @@ describe("wh send to wh listen, end to end", () => {
     expect(records[0]).toMatchObject({ signature: "valid", status: 200, captured: true, body: { type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-e2e" } });
     expect(records[1]).toMatchObject({ signature: "invalid", status: 401, captured: false });
 
-    const captured = lines(await readFile(out, "utf8"));
+    const captured = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as { body: string; headers: Record<string, string> });
     expect(captured).toHaveLength(1);
-    expect(JSON.parse(captured[0] as string)).toMatchObject({ type: "track", messageId: "m-e2e" });
-    // The capture holds the very bytes that were signed: the dry run's body, and its signature verifies them.
-    expect(captured[0]).toBe(planned.body);
-    const verified = await run(["verify", "--secret", SECRET, "--signature", planned.signature], { input: captured[0] });
+    expect(JSON.parse(captured[0]?.body as string)).toMatchObject({ type: "track", messageId: "m-e2e" });
+    // The capture holds the very bytes that were signed, and the signature they came with.
+    expect(captured[0]?.body).toBe(planned.body);
+    expect(captured[0]?.headers["x-signature"]).toBe(planned.signature);
+    const verified = await run(["verify", "--secret", SECRET, "--signature", planned.signature], { input: captured[0]?.body });
     expect(verified.code).toBe(0);
+    const table = await run(["verify", "--capture", out, "--secret", SECRET]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^1\s+POST\s+\/\s+track\s+u1\s+valid$/m);
   });
 });

@@ -128,7 +128,7 @@ describe("startReceiver, the local receiver behind wh listen", () => {
     expect(seen).toEqual([expect.objectContaining({ method: "GET", status: 405, captured: false })]);
   });
 
-  it("appends each accepted body to the out file as one NDJSON line with its exact bytes", async () => {
+  it("appends each accepted request to the out file as a capture record holding its exact bytes", async () => {
     const out = join(dir, "captured.ndjson");
     await writeFile(out, '{"earlier":true}\n');
     const receiver = await start({ secret: SECRET, out });
@@ -140,19 +140,29 @@ describe("startReceiver, the local receiver behind wh listen", () => {
     await receiver.close();
 
     expect(seen.map((request) => request.captured)).toEqual([true, true, false]);
-    const bytes = await readFile(out);
-    expect(bytes.equals(Buffer.from(`{"earlier":true}\n${BODY}\n${spaced}\n`, "utf8"))).toBe(true);
+    const [earlier, ...records] = (await readFile(out, "utf8")).trimEnd().split("\n");
+    expect(earlier).toBe('{"earlier":true}');
+    const captured = records.map((line) => JSON.parse(line) as { method: string; body: string; headers: Record<string, string> });
+    expect(captured.map((record) => record.body)).toEqual([BODY, spaced]);
+    expect(captured[1]).toMatchObject({ method: "POST", headers: { "x-signature": sign(spaced) } });
   });
 
-  it("compacts a multi-line JSON body onto one line so the capture stays NDJSON", async () => {
+  it("keeps a multi-line body whole in one capture record, and a batch as one record per event", async () => {
     const out = join(dir, "captured.ndjson");
     const receiver = await start({ out });
     const pretty = JSON.stringify({ type: "track", event: "Pretty", properties: { a: 1 } }, null, 2);
+    const batch = JSON.stringify([{ type: "track", event: "A" }, { type: "track", event: "B" }]);
 
     expect(await send(receiver, { body: pretty })).toBe(200);
+    expect(await send(receiver, { body: batch })).toBe(200);
     await receiver.close();
 
-    expect(await readFile(out, "utf8")).toBe(`${JSON.stringify(JSON.parse(pretty))}\n`);
+    const records = (await readFile(out, "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as { body: string; batch?: unknown });
+    expect(records.map((record) => [record.body, record.batch])).toEqual([
+      [pretty, undefined],
+      ['{"type":"track","event":"A"}', { index: 0, count: 2 }],
+      ['{"type":"track","event":"B"}', { index: 1, count: 2 }],
+    ]);
   });
 
   it("captures nothing when it answers a non-2xx status", async () => {

@@ -1,5 +1,8 @@
 import { once } from "node:events";
+import { startInspector, type Inspector, type InspectorEntry } from "../../adapters/inspector-server.js";
 import { startReceiver, type ReceivedRequest } from "../../adapters/receiver.js";
+import { maskHeaders } from "../../core/capture.js";
+import { resendRequest } from "../../engine/resend.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
@@ -14,6 +17,8 @@ export interface ListenFlags {
   secretFile?: string;
   status?: string;
   out?: string;
+  forwardTo?: string;
+  ui?: boolean;
 }
 
 /** `wh listen`: a local receiver that verifies each request and prints it, until Ctrl-C. */
@@ -21,26 +26,84 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
   const port = parseIntFlag("--port", flags.port, 0, 0, 65_535);
   const status = parseIntFlag("--status", flags.status, 200, 100, 599);
   const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value;
+  if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);
+  const host = flags.host ?? "127.0.0.1";
+  // The requests the page can act on, by id (as many as the page keeps).
+  const kept = new Map<number, ReceivedRequest>();
+  let inspector: Inspector | undefined;
   const receiver = await startReceiver({
-    host: flags.host,
+    host,
     port,
     secret,
     status,
     out: flags.out,
-    onRequest: (request) => printRequest(output, request),
+    forwardTo: flags.forwardTo,
+    onRequest: (request) => {
+      printRequest(output, request);
+      if (inspector === undefined) return;
+      kept.set(request.id, request);
+      if (kept.size > 1_000) kept.delete(kept.keys().next().value as number);
+      inspector.add(requestEntry(request));
+    },
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "EADDRINUSE") throw new UsageError(`--port ${port}: the port is in use`, { cause: error });
     if (error.code === "EACCES") throw new UsageError(`--port ${port}: permission denied`, { cause: error });
     throw error;
   });
-  output.log(`listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; answering ${status}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`);
+  if (flags.ui === true) {
+    inspector = await startInspector({
+      host,
+      origin: receiver.url,
+      resend: async (id, request) => {
+        const original = kept.get(id);
+        if (original === undefined) return { error: "that request is no longer kept" };
+        if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
+        const result = await resendRequest(original, { url: request.url ?? new URL(original.path, receiver.url).href, resignWith: request.resign ? secret : undefined }, io.env).catch((error: Error) => ({
+          text: `resend failed: ${error.message}`,
+          outcome: "failed" as const,
+        }));
+        inspector?.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
+        output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} request ${id}: ${result.text}`);
+        return { text: result.text, outcome: result.outcome };
+      },
+    });
+  }
+  const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${flags.forwardTo}`;
+  output.log(`listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`);
+  if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
   output.log("press Ctrl-C to stop");
-  output.record({ listening: receiver.url, port: receiver.port });
+  output.record({ listening: receiver.url, port: receiver.port, ...(inspector === undefined ? {} : { inspector: inspector.url }) });
   if (!io.signal.aborted) await once(io.signal, "abort");
+  await inspector?.close();
   await receiver.close();
   output.log("stopped");
   return 0;
+}
+
+/** What the inspector page shows of a received request. */
+function requestEntry(request: ReceivedRequest): InspectorEntry {
+  const first = Array.isArray(request.json) ? (request.json[0] as unknown) : request.json;
+  const fields = typeof first === "object" && first !== null ? (first as Record<string, unknown>) : {};
+  const type = Array.isArray(request.json) ? `batch of ${request.json.length}` : typeof fields.type === "string" ? fields.type : "";
+  return {
+    id: request.id,
+    kind: "request",
+    receivedAt: request.receivedAt.toISOString(),
+    method: request.method,
+    path: request.path,
+    type,
+    user: String(fields.userId ?? fields["User ID"] ?? fields.anonymousId ?? ""),
+    size: request.body.length,
+    verdict: request.signature,
+    reason: request.explanation,
+    headers: maskHeaders(request.headers),
+    body: request.body.toString("utf8"),
+    status: request.status,
+    answer: request.answer,
+    forwarded: request.forwarded,
+    resends: [],
+  };
 }
 
 /** One line per request: what it was, whether its signature held, and the answer. */
@@ -52,6 +115,7 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
     signature: request.signature,
     status: request.status,
     captured: request.captured,
+    ...(request.forwarded === undefined ? {} : { forwarded: request.forwarded }),
     body: request.json ?? request.body.toString("utf8"),
   });
   const c = output.out;
@@ -64,5 +128,6 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
         : request.signature === "unchecked"
           ? c.dim("signature not checked")
           : c.red(`signature ${request.signature}`);
-  output.result(`${mark} ${request.status} ${request.method} ${request.path} ${summarizeMessage(request.json)} — ${signature}`);
+  const forwarded = request.forwarded === undefined ? "" : "error" in request.forwarded ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}` : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
+  output.result(`${mark} ${request.status} ${request.method} ${request.path} ${summarizeMessage(request.json)} — ${signature}${forwarded}`);
 }

@@ -1,13 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
+import { startInspector, type Inspector } from "../../adapters/inspector-server.js";
 import { startReceiver, type Receiver } from "../../adapters/receiver.js";
 import { loadConfig } from "../../config/load.js";
-import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
+import { describeOutcome, type DeliveryEvent } from "../../core/deliver.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
 import { redactUrl } from "../../core/redact.js";
 import { parseSizeFlag } from "../../core/size-flag.js";
+import { resendRequest } from "../../engine/resend.js";
+import type { DeliveryJob, JobOutcome } from "../../engine/run-deliveries.js";
 import { startServe, type AcceptedRequest } from "../../engine/serve.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
@@ -23,6 +27,7 @@ export interface ServeFlags extends DeliveryFlags {
   concurrency?: string;
   dedupWindow?: string;
   verbose?: boolean;
+  ui?: boolean;
 }
 
 /** The port `wh serve` listens on unless told otherwise: fixed, so that an app's SDK settings stay put. */
@@ -65,6 +70,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       if (bySource && destination.writeKey === undefined) output.warn(output.err.yellow(`source ${destination.source}: no writeKey in the config, so no request can reach it`));
     }
     const renderers = new Map(settings.destinations.map((destination) => [destination, renderRun(output, destination, undefined, flags.verbose === true)]));
+    const page = flags.ui === true ? await startServeInspector(host, env, output) : undefined;
     const handle = await startServe({
       host,
       port,
@@ -77,10 +83,20 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       dedupWindow,
       env,
       signal: io.signal,
-      onRequest: (request) => printAccepted(output, request),
-      onDeliveryEvent: flags.verbose === true ? (job, event, destination) => renderers.get(destination)?.onDeliveryEvent?.(job, event) : undefined,
+      onRequest: (request) => {
+        printAccepted(output, request);
+        page?.accepted(request);
+      },
+      onDeliveryEvent:
+        flags.verbose === true || page !== undefined
+          ? (job, event, destination) => {
+              if (flags.verbose === true) renderers.get(destination)?.onDeliveryEvent?.(job, event);
+              page?.attempt(job, event, destination);
+            }
+          : undefined,
       onOutcome: (job, outcome, report, reason, destination) => {
         renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
+        page?.ended(job, outcome, reason);
         if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
           output.log(`${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`);
         }
@@ -105,8 +121,13 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
         output.log(`${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`);
       }
     }
+    if (page !== undefined) {
+      page.origin = handle.url;
+      output.log(`inspector: ${page.inspector.url}`);
+      output.record({ inspector: page.inspector.url });
+    }
     output.log("press Ctrl-C to stop (accepted events not yet delivered stay in the spool for the next start)");
-    const summaries = await handle.done;
+    const summaries = await handle.done.finally(() => page?.inspector.close());
     const unfinished = summaries.reduce((sum, summary) => sum + summary.unfinished, 0);
     output.log(`stopped${unfinished > 0 ? `; ${unfinished} deliveries in flight were not finished and stay in the spool` : ""}`);
     return 0;
@@ -130,4 +151,69 @@ function printAccepted(output: Output, request: AcceptedRequest): void {
 /** A write key is a credential of sorts: its first four characters are enough to tell sources apart. */
 function mask(writeKey: string): string {
   return writeKey.length <= 4 ? "****" : `${writeKey.slice(0, 4)}…`;
+}
+
+/**
+ * The inspector page of `wh serve --ui`: one entry per accepted event, with each delivery attempt
+ * to each endpoint (status or error, the start of the answer, timing) and its outcome. Resending
+ * delivers the event's body again, signed with its source's secret, to its first URL or another.
+ */
+async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output) {
+  const sent = new Map<number, { body: string; destination: Destination }>();
+  const entryId = (seq: number): number => seq + 1;
+  const state = {
+    origin: "",
+    inspector: undefined as unknown as Inspector,
+    accepted(request: AcceptedRequest): void {
+      for (const { seq, event } of request.events ?? []) {
+        const body = JSON.stringify(event);
+        state.inspector.add({
+          id: entryId(seq),
+          kind: "event",
+          receivedAt: String(event.receivedAt),
+          method: "POST",
+          path: request.path,
+          type: String(event.type ?? ""),
+          user: String(event.userId ?? event.anonymousId ?? ""),
+          size: Buffer.byteLength(body),
+          verdict: "accepted",
+          reason: request.source === undefined ? undefined : `source ${request.source}`,
+          headers: request.headers ?? {},
+          body,
+          status: 200,
+          answer: '{"success":true}',
+          resends: [],
+          deliveries: [],
+        });
+      }
+    },
+    attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
+      if (job.prepared.ok) sent.set(job.number, { body: job.prepared.message.body, destination });
+      if (event.type !== "response") return;
+      const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
+      const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
+      state.inspector.update(entryId(job.number), (entry) => entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" }));
+    },
+    ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
+      if (outcome === "delivered" || outcome === "interrupted") return;
+      state.inspector.update(entryId(job.number), (entry) => entry.deliveries?.push({ text: `${outcome}${reason === undefined ? "" : `: ${reason}`}`, outcome: outcome === "skipped" ? "unchecked" : "failed" }));
+    },
+  };
+  state.inspector = await startInspector({
+    host,
+    get origin() {
+      return state.origin;
+    },
+    resend: async (id, request) => {
+      const delivered = sent.get(id - 1);
+      if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
+      const { destination, body } = delivered;
+      const url = request.url ?? destination.targets[0]?.url.href ?? "";
+      const result = await resendRequest({ method: destination.method, headers: {}, body: Buffer.from(body) }, { url, resignWith: destination.sharedSecret }, env).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
+      state.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
+      output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} event ${id - 1}: ${result.text}`);
+      return { text: result.text, outcome: result.outcome };
+    },
+  });
+  return state;
 }

@@ -1,4 +1,5 @@
 import { readInput } from "../../adapters/read-input.js";
+import { UsageError } from "../../core/errors.js";
 import { BATCH_VERDICT, verifyBody } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { requireSecret } from "../../config/secret.js";
@@ -7,12 +8,22 @@ export interface VerifyFlags {
   secret?: string;
   secretFile?: string;
   config?: string;
-  signature: string;
+  signature?: string;
   explain?: boolean;
+  capture?: string;
 }
 
-/** `wh verify --signature HEX [FILE|-]`: exit 0 on a match, 1 on a mismatch or a malformed signature. */
+/**
+ * `wh verify --signature HEX [FILE|-]`: exit 0 on a match, 1 on a mismatch or a malformed
+ * signature. `wh verify --capture FILE`: every record of a `wh listen --out` capture.
+ */
 export async function runVerify(file: string | undefined, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  if (flags.capture !== undefined) {
+    if (file !== undefined || flags.signature !== undefined) throw new UsageError("--capture checks the signatures the capture holds: give no --signature and no body file with it");
+    const { runVerifyCapture } = await import("./verify-capture.js");
+    return runVerifyCapture(flags.capture, flags, globals, io);
+  }
+  if (flags.signature === undefined) throw new UsageError("--signature HEX is required (or --capture FILE to check a capture of wh listen)");
   const secret = await requireSecret(flags, io.env, io.cwd);
   const body = await readInput(file, io.stdin, "body");
   const result = verifyBody(secret, body, flags.signature);
@@ -31,3 +42,4 @@ export async function runVerify(file: string | undefined, flags: VerifyFlags, gl
   }
   return result.ok ? 0 : 1;
 }
+

@@ -6,6 +6,7 @@ import {
   type InboundMessage,
   type MessageType,
 } from "./schema.js";
+import { asCaptureRecord } from "../capture.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 
@@ -53,10 +54,15 @@ export function prepareMessage(value: unknown, stamps: MessageStamps, options: P
   return prepareValue(value, undefined, stamps, options);
 }
 
-/** Parses one NDJSON line; with exactBytes, a line already in the outbound shape is sent as the very bytes it holds. */
+/**
+ * Parses one NDJSON line; with exactBytes, a line already in the outbound shape is sent as the
+ * very bytes it holds. A capture record of `wh listen --out` stands for the body it captured.
+ */
 export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
   const parsed = parseJson(line);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
+  const record = asCaptureRecord(parsed.value);
+  if (record !== undefined) return prepareLine(record.body, stamps, options);
   return prepareValue(parsed.value, options.exactBytes === true ? line.trim() : undefined, stamps, options);
 }
 

@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { INSPECTOR_PAGE } from "./inspector-page.js";
+
+/**
+ * What the inspector page shows of one request (`wh listen`) or accepted event (`wh serve`).
+ * Everything in it came from outside: the page puts it on screen as text only.
+ */
+export interface InspectorEntry {
+  id: number;
+  kind: "request" | "event";
+  receivedAt: string;
+  method: string;
+  path: string;
+  type: string;
+  user: string;
+  size: number;
+  /** valid, valid-batch, invalid, missing, unchecked (listen); accepted (serve). */
+  verdict: string;
+  reason?: string | undefined;
+  /** Credentials masked. */
+  headers: Record<string, string>;
+  /** The body's text, exactly as received. */
+  body: string;
+  status: number;
+  answer: string;
+  forwarded?: unknown;
+  resends: unknown[];
+  deliveries?: unknown[];
+}
+
+export interface ResendRequest {
+  /** Where to: absent, the URL the request came to. */
+  url?: string | undefined;
+  /** Sign again with the secret in effect (the original X-Signature is dropped). */
+  resign: boolean;
+}
+
+export interface InspectorOptions {
+  host: string;
+  port?: number | undefined;
+  /** Acts on an entry: resends it through the delivery engine; the result is added to the entry. */
+  resend?: ((id: number, request: ResendRequest) => Promise<unknown>) | undefined;
+  /** The URL a request came to, for "resend to the same URL" and "copy as curl". */
+  origin: string;
+}
+
+export interface Inspector {
+  /** The page's address (with its token when bound beyond loopback). */
+  url: string;
+  add(entry: InspectorEntry): void;
+  /** Changes an entry (an answer, a delivery, a resend) and shows the change on open pages. */
+  update(id: number, change: (entry: InspectorEntry) => void): void;
+  close(): Promise<void>;
+}
+
+/** The most entries kept: older ones leave the page. */
+const MAX_ENTRIES = 1_000;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * The inspector: one self-contained page (no CDN, nothing fetched from elsewhere), a server-sent
+ * events stream of entries, and the resend action. Bound to loopback it needs nothing more; bound
+ * to any other address every URL carries a random token. Actions take a custom header and a
+ * same-origin request, so another site open in the same browser cannot trigger them.
+ */
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
+  const entries = new Map<number, InspectorEntry>();
+  const streams = new Set<ServerResponse>();
+  const send = (entry: InspectorEntry): void => {
+    const frame = `event: entry\ndata: ${JSON.stringify(entry)}\n\n`;
+    for (const stream of streams) stream.write(frame);
+  };
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: (error as Error).message }));
+    });
+  });
+  const security = {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+  };
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? "/", "http://inspector");
+    if (token !== undefined && url.searchParams.get("token") !== token) {
+      response.writeHead(403, { "content-type": "text/plain" }).end("wh inspector: the URL's token is missing or wrong (use the URL wh printed)\n");
+      return;
+    }
+    if (request.method === "GET" && url.pathname === "/") {
+      // Only the page's own script and style run: a fresh nonce for each load.
+      const nonce = randomBytes(16).toString("base64");
+      const policy = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+      response.writeHead(200, { ...security, "content-security-policy": policy, "content-type": "text/html; charset=utf-8" }).end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
+      return;
+    }
+    if (request.method === "GET" && url.pathname === "/events") {
+      response.writeHead(200, { ...security, "content-type": "text/event-stream", connection: "keep-alive" });
+      response.write(`event: hello\ndata: ${JSON.stringify({ origin: options.origin, resend: options.resend !== undefined })}\n\n`);
+      for (const entry of entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
+      streams.add(response);
+      request.on("close", () => streams.delete(response));
+      return;
+    }
+    const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(url.pathname);
+    if (request.method === "POST" && resend !== null) {
+      const origin = request.headers.origin;
+      const host = request.headers.host;
+      if (request.headers["x-wh-inspector"] !== "1" || (origin !== undefined && origin !== `http://${host}`)) {
+        response.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ error: "not from the inspector page" }));
+        return;
+      }
+      const body = JSON.parse((await readAll(request)) || "{}") as { url?: unknown; resign?: unknown };
+      const id = Number(resend[1]);
+      if (!entries.has(id) || options.resend === undefined) {
+        response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "no such request" }));
+        return;
+      }
+      const result = await options.resend(id, { url: typeof body.url === "string" && body.url !== "" ? body.url : undefined, resign: body.resign === true });
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+      return;
+    }
+    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  server.listen(options.port ?? 0, options.host);
+  await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/${token === undefined ? "" : `?token=${token}`}`,
+    add(entry) {
+      entries.set(entry.id, entry);
+      if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value as number);
+      send(entry);
+    },
+    update(id, change) {
+      const entry = entries.get(id);
+      if (entry === undefined) return;
+      change(entry);
+      send(entry);
+    },
+    async close() {
+      for (const stream of streams) stream.end();
+      const closed = new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function readAll(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
