@@ -21,10 +21,10 @@ export const INSPECTOR_PAGE = `<!doctype html>
   input, select, button { font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 4px 8px; }
   button { cursor: pointer; }
   #status { margin-left: auto; color: var(--muted); font-size: 12px; }
-  main { display: grid; grid-template-columns: minmax(420px, 1fr) minmax(380px, 1fr); height: calc(100vh - 50px); }
+  main { display: grid; grid-template-columns: minmax(560px, 1.25fr) minmax(380px, 1fr); height: calc(100vh - 50px); }
   #list { overflow: auto; border-right: 1px solid var(--line); }
   table { border-collapse: collapse; width: 100%; }
-  th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 220px; }
+  th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 170px; }
   th { position: sticky; top: 0; background: var(--bg); color: var(--muted); font-weight: 500; font-size: 12px; }
   tbody tr { cursor: pointer; }
   tbody tr:hover, tbody tr.selected { background: var(--sel); }
@@ -79,7 +79,7 @@ export const INSPECTOR_PAGE = `<!doctype html>
     return node;
   }
 
-  const VERDICT_TEXT = { "valid": "valid", "valid-batch": "valid (batch, first event signed)", "invalid": "invalid", "missing": "unsigned", "unchecked": "not checked", "accepted": "accepted" };
+  const VERDICT_TEXT = { "valid": "valid", "valid-batch": "valid (batch)", "invalid": "invalid", "missing": "unsigned", "unchecked": "not checked", "accepted": "accepted" };
 
   function matches(entry) {
     const type = $("filter-type").value;
@@ -106,7 +106,7 @@ export const INSPECTOR_PAGE = `<!doctype html>
       td.title = text;
       tr.append(td);
     }
-    tr.addEventListener("click", () => { selected = entry.id; render(); });
+    tr.addEventListener("click", () => { selected = entry.id; render(); $("detail").scrollTop = 0; });
     if (entry.id === selected) tr.classList.add("selected");
     return tr;
   }
@@ -156,7 +156,8 @@ export const INSPECTOR_PAGE = `<!doctype html>
     const parts = [];
     const title = el("h2", entry.method + " " + entry.path + " — " + (entry.type || "?") + (entry.user ? " " + entry.user : ""));
     parts.push(title);
-    const verdict = el("div", (VERDICT_TEXT[entry.verdict] ?? entry.verdict) + (entry.reason ? ": " + entry.reason : ""), "badge " + entry.verdict);
+    const verdictText = entry.verdict === "valid-batch" ? "valid: a batch, signed over its first event" : (VERDICT_TEXT[entry.verdict] ?? entry.verdict);
+    const verdict = el("div", verdictText + (entry.reason ? ": " + entry.reason : ""), "badge " + entry.verdict);
     verdict.dataset.testid = "detail-verdict";
     parts.push(verdict);
 

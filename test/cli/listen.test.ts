@@ -1,6 +1,7 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { closedAfterEach } from "../helpers/recording-server.js";
 import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
 
 const SECRET = "listen-secret";
@@ -187,5 +188,90 @@ describe("wh send to wh listen, end to end", () => {
     const table = await run(["verify", "--capture", out, "--secret", SECRET]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^1\s+POST\s+\/\s+track\s+u1\s+valid$/m);
+  });
+});
+
+describe("wh listen --forward-to", () => {
+  const app = closedAfterEach();
+
+  it("forwards what passes verification with its exact bytes and headers; the app's answer is the sender's", async () => {
+    const server = await app({ replies: [{ status: 201, headers: { "x-app": "yes", "content-type": "text/plain" }, body: "created by the app" }] });
+    const { wh, url } = await listen(["--secret", SECRET, "--forward-to", server.url]);
+    const body = '{"version":1,"type":"track","userId":"u1","event":"Forwarded","messageId":"m-f","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const response = await fetch(`${url}some/path`, { method: "POST", body, headers: { "content-type": "application/json", "x-signature": hmacHex(SECRET, body), "x-custom": "kept" } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get("x-app")).toBe("yes");
+    expect(await response.text()).toBe("created by the app");
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.body.toString("utf8")).toBe(body);
+    expect(server.requests[0]?.headers).toMatchObject({ "x-signature": hmacHex(SECRET, body), "x-custom": "kept", "content-type": "application/json" });
+    // Sent to exactly the --forward-to URL, whatever path the request came to.
+    expect(server.requests[0]?.path).toBe("/hook");
+    await waitForRecords(wh, 1);
+    expect(requestRecords(wh)[0]).toMatchObject({ signature: "valid", status: 201, forwarded: { status: 201, body: "created by the app" } });
+    expect(wh.stdout()).toContain('"forwarded"');
+
+    // A forged request is answered 401 here and never reaches the app.
+    expect(await post(url, body, { "x-signature": hmacHex("other", body) })).toBe(401);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("answers 502 naming the app when it cannot be reached, and says so in the terminal", async () => {
+    const server = await app();
+    const down = server.url;
+    await server.close();
+    const { wh, url } = await listen(["--forward-to", down]);
+    const response = await fetch(url, { method: "POST", body: '{"type":"track"}', headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: string }).error).toContain(`could not forward to ${down}`);
+    await waitForRecords(wh, 1);
+    expect(requestRecords(wh)[0]).toMatchObject({ status: 502, forwarded: { url: down, error: expect.any(String) } });
+  });
+
+  it("refuses a --forward-to that is not an http(s) URL", async () => {
+    const result = await run(["listen", "--forward-to", "localhost:3000"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--forward-to");
+  });
+});
+
+describe("captures with headers", () => {
+  const target = closedAfterEach();
+
+  it("are replayed by wh replay (a batch as its events) and checked by wh verify --capture, which names what failed", async () => {
+    const cwd = await makeTempDir();
+    const out = join(cwd, "captured.ndjson");
+    const { wh, url } = await listen(["--secret", SECRET, "--out", out]);
+    const one = '{"version":1,"type":"track","userId":"u1","event":"One","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const first = '{"type":"track","userId":"u2","event":"A","messageId":"m-2","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const batch = `[${first},{"type":"track","userId":"u2","event":"B","messageId":"m-3","timestamp":"2026-11-22T10:00:01.000Z"}]`;
+    expect(await post(url, one, { "x-signature": hmacHex(SECRET, one), authorization: "Bearer top-secret" })).toBe(200);
+    expect(await post(url, batch, { "x-signature": hmacHex(SECRET, first) })).toBe(200);
+    await waitForRecords(wh, 2);
+    wh.child.kill("SIGINT");
+    await wh.exited;
+    const text = await readFile(out, "utf8");
+    expect(text).not.toContain("top-secret");
+    expect(text).toContain('"authorization":"Bearer ****"');
+
+    const verified = await run(["verify", "--capture", out, "--secret", SECRET], { cwd });
+    expect(verified.code).toBe(0);
+    expect(lines(verified.stdout).slice(1).map((line) => line.split(/\s{2,}/).at(-1))).toEqual(["valid", "valid-batch", "batch-event: event 2 of 2 of a batch signed over its first event"]);
+
+    const receiver = await target();
+    const replayed = await run(["replay", out, "--url", receiver.url, "--mode", "actions"], { cwd, env: { WH_SHARED_SECRET: SECRET } });
+    expect(replayed.code).toBe(0);
+    expect(receiver.requests.map((request) => (JSON.parse(request.body.toString("utf8")) as { event: string }).event).sort()).toEqual(["A", "B", "One"]);
+
+    // A record whose body was changed, and a line that is no record: named, exit 1.
+    const tampered = text.replace('\\"event\\":\\"One\\"', '\\"event\\":\\"Two\\"');
+    await writeFile(out, `${tampered}not a record\n`);
+    const bad = await run(["verify", "--capture", out, "--secret", SECRET], { cwd });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/^1\s+POST\s+\/\s+track\s+u1\s+invalid: /m);
+    expect(bad.stdout).toMatch(/^4\s+unreadable: not JSON/m);
+    expect(bad.stderr).toContain("2 of 4 records verified; 2 did not");
+    const json = await run(["--json", "verify", "--capture", out, "--secret", SECRET], { cwd });
+    expect(lines(json.stdout).map((line) => (JSON.parse(line) as { verdict: string }).verdict)).toEqual(["invalid", "valid-batch", "batch-event", "unreadable"]);
   });
 });

@@ -1,0 +1,161 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedAfterEach } from "../helpers/recording-server.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, ROOT, spawnWh, type WhProcess } from "../cli/run-wh.js";
+
+/**
+ * The inspector page, driven in a real browser: Debian's Chromium through playwright-core (no
+ * browser is downloaded). CI sets WH_REQUIRE_SERVICES=1, which makes a missing Chromium a failure;
+ * elsewhere these tests are skipped with one line saying so.
+ */
+const CHROMIUM = process.env.WH_CHROMIUM ?? "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+if (!available && process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+if (!available) process.stderr.write(`inspector browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set WH_CHROMIUM)\n`);
+
+const SECRET = "inspector-secret";
+const receiver = closedAfterEach();
+const processes: WhProcess[] = [];
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!available) return;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  for (const wh of processes) if (wh.child.exitCode === null) wh.child.kill("SIGTERM");
+  await Promise.all(processes.map((wh) => wh.exited));
+  await removeTempDirs();
+});
+
+/** Starts `wh --json <args>` and waits for the record that names the inspector. */
+async function startWithUi(args: string[]): Promise<{ wh: WhProcess; records: Record<string, string>[] }> {
+  const wh = spawnWh(["--json", ...args, "--ui"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
+  processes.push(wh);
+  await wh.waitForStdout((text) => text.includes('"inspector"'));
+  return { wh, records: lines(wh.stdout()).map((line) => JSON.parse(line) as Record<string, string>) };
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Opens the page and fails the test on any dialog: a script from a request would show one. */
+async function open(url: string): Promise<{ page: Page; dialogs: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(url);
+  await page.getByTestId("status").filter({ hasText: "live" }).waitFor();
+  return { page, dialogs };
+}
+
+const rows = (page: Page) => page.locator("[data-testid=rows] tr");
+
+describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", () => {
+  it("shows each request live with its verdict; opens, filters, resends, copies; and shows hostile text as text", async () => {
+    const other = await receiver();
+    const { records } = await startWithUi(["listen", "--secret", SECRET]);
+    const listening = records.find((record) => record.listening !== undefined)?.listening as string;
+    const inspector = records.find((record) => record.inspector !== undefined)?.inspector as string;
+    const { page, dialogs } = await open(inspector);
+
+    const signed = '{"version":1,"type":"track","userId":"u1","event":"Order Completed","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const unsigned = '{"version":1,"type":"identify","userId":"u2","messageId":"m-2","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const forged = '{"version":1,"type":"page","userId":"u3","name":"Home","messageId":"m-3","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const first = '{"type":"track","userId":"u4","event":"A"}';
+    const batch = `[${first},{"type":"track","userId":"u4","event":"B"}]`;
+    const hostile = '{"version":1,"type":"track","userId":"<b>u5</b>","event":"<img src=x onerror=alert(1)><script>alert(2)</script>","messageId":"m-5","timestamp":"2026-11-22T10:00:00.000Z"}';
+    expect(await post(`${listening}hook`, signed, { "x-signature": hmacHex(SECRET, signed), "x-custom": "kept" })).toBe(200);
+    expect(await post(`${listening}hook`, unsigned)).toBe(401);
+    expect(await post(`${listening}hook`, forged, { "x-signature": hmacHex(SECRET, `${forged}\n`) })).toBe(401);
+    expect(await post(`${listening}hook`, batch, { "x-signature": hmacHex(SECRET, first) })).toBe(200);
+    expect(await post(`${listening}hook`, hostile, { "x-signature": hmacHex(SECRET, hostile), "x-evil": "<script>alert(3)</script>" })).toBe(200);
+
+    await expect.poll(() => rows(page).count()).toBe(5);
+    // Newest first: the verdict column of each row.
+    expect(await page.locator("[data-testid=rows] tr td.badge").allTextContents()).toEqual(["valid", "valid (batch)", "invalid", "unsigned", "valid"]);
+
+    // Open the forged one: the --explain reason, its headers, its body pretty and raw.
+    await rows(page).nth(2).click();
+    await expect.poll(() => page.getByTestId("detail-verdict").textContent()).toContain("a trailing newline");
+    expect(await page.getByTestId("detail-headers").textContent()).toContain("x-signature");
+    expect(await page.getByTestId("detail-body").textContent()).toContain('"name": "Home"');
+    await page.getByTestId("toggle-raw").click();
+    expect(await page.getByTestId("detail-body").textContent()).toBe(forged);
+    expect(await page.getByTestId("detail-answer").textContent()).toContain("401");
+
+    // Filters: by verdict, by user, by type.
+    await page.getByTestId("filter-verdict").selectOption("invalid");
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await page.getByTestId("filter-verdict").selectOption("");
+    await page.getByTestId("filter-user").fill("u4");
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await page.getByTestId("filter-user").fill("");
+    await page.getByTestId("filter-type").selectOption("identify");
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await page.getByTestId("filter-type").selectOption("");
+    await expect.poll(() => rows(page).count()).toBe(5);
+
+    // The hostile request: every character on screen as text, no element made from it, no dialog.
+    await rows(page).nth(0).click();
+    expect(await page.getByTestId("detail-body").textContent()).toContain("<img src=x onerror=alert(1)><script>alert(2)</script>");
+    expect(await page.getByTestId("detail-headers").textContent()).toContain("<script>alert(3)</script>");
+    expect(await rows(page).nth(0).textContent()).toContain("<b>u5</b>");
+    expect(await page.locator("#detail img, #detail script, #detail b, #rows b").count()).toBe(0);
+
+    // Resend the signed one, as it came, to another receiver: same bytes, same signature.
+    await rows(page).nth(4).click();
+    await page.getByTestId("copy-curl").click();
+    const curl = await page.getByTestId("copied").textContent();
+    expect(curl).toMatch(/^curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/hook' /);
+    expect(curl).toContain(`-H 'x-signature: ${hmacHex(SECRET, signed)}'`);
+    expect(curl).toContain(`--data-binary '${signed}'`);
+    await page.getByTestId("copy-wh").click();
+    expect(await page.getByTestId("copied").textContent()).toBe(`wh send track --data '${signed}' --url '${listening}hook'`);
+    await page.getByTestId("resend-url").fill(other.url);
+    await page.getByTestId("resend").click();
+    await expect.poll(() => other.requests.length).toBe(1);
+    expect(other.requests[0]?.body.toString("utf8")).toBe(signed);
+    expect(other.requests[0]?.headers["x-signature"]).toBe(hmacHex(SECRET, signed));
+    expect(other.requests[0]?.headers["x-custom"]).toBe("kept");
+    await expect.poll(() => page.getByTestId("resends").textContent()).toContain("HTTP 200");
+    // Re-signed, to the same URL it came to: wh listen verifies it again.
+    await page.getByTestId("resend-url").fill("");
+    await page.getByTestId("resend-resign").check();
+    await page.getByTestId("resend").click();
+    await expect.poll(() => rows(page).count()).toBe(6);
+    expect(await page.locator("[data-testid=rows] tr td.badge").first().textContent()).toBe("valid");
+
+    mkdirSync(join(ROOT, "docs"), { recursive: true });
+    await rows(page).nth(3).click();
+    await page.screenshot({ path: join(ROOT, "docs", "inspector.png") });
+    expect(dialogs).toEqual([]);
+  });
+
+  it("wh serve --ui shows each accepted event with its deliveries", async () => {
+    const hook = await receiver({ replies: [503, 200] });
+    const { records } = await startWithUi(["serve", "--port", "0", "--url", hook.url]);
+    const api = records.find((record) => record.listening !== undefined)?.listening as string;
+    const inspector = records.find((record) => record.inspector !== undefined)?.inspector as string;
+    const { page, dialogs } = await open(inspector);
+    expect(await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event: "Served" }), { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` })).toBe(200);
+    await expect.poll(() => rows(page).count()).toBe(1);
+    expect(await rows(page).first().textContent()).toContain("accepted");
+    await rows(page).first().click();
+    await expect.poll(() => page.getByTestId("detail-deliveries").textContent(), { timeout: 10_000 }).toMatch(/attempt 1 to .*HTTP 503.*attempt 2 to .*HTTP 200/);
+    expect(await page.getByTestId("detail-body").textContent()).toContain('"event": "Served"');
+    expect(dialogs).toEqual([]);
+  });
+});
