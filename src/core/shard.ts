@@ -23,7 +23,12 @@ export function parseShard(text: string): Shard | undefined {
  */
 export function shardOfLine(text: string, lineNumber: number, count: number): number {
   const key = userKeyOf(text);
-  return key === undefined ? (lineNumber - 1) % count : fnv1a32(key) % count;
+  return key === undefined ? (lineNumber - 1) % count : shardOfKey(key, count);
+}
+
+/** The shard (or `wh serve`'s queue partition) of a user key: FNV-1a 32-bit modulo n. */
+export function shardOfKey(key: string, count: number): number {
+  return fnv1a32(key) % count;
 }
 
 function userKeyOf(text: string): string | undefined {

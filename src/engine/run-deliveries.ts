@@ -1,5 +1,4 @@
 import { setMaxListeners } from "node:events";
-import type { AppendFile } from "../adapters/append-file.js";
 import { limitHeapGrowth } from "../adapters/heap-growth.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type FinishedOutcome, type OutcomeCounts } from "../adapters/journal.js";
@@ -57,6 +56,16 @@ export interface FinishedLog {
   readonly broken: OutputWriteError | undefined;
 }
 
+/** Where invalid and failed jobs go: a dead-letter file, or `wh serve`'s dead-letter stream. */
+export interface DeadLetterLog {
+  /** One record (a JSON line with its newline), buffered. */
+  append(record: string): void;
+  /** Writes what was appended; throws OutputWriteError when the disk refuses. */
+  flush(): void;
+  /** Records written whole so far. */
+  readonly count: number;
+}
+
 export interface RunOptions {
   /** Absent in a dry run. */
   /** Where each event goes; absent in a dry run. */
@@ -69,7 +78,7 @@ export interface RunOptions {
   /** Requests started per second at most. */
   ratePerSecond: number | undefined;
   journal: FinishedLog | undefined;
-  deadLetter: AppendFile | undefined;
+  deadLetter: DeadLetterLog | undefined;
   /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to GRACE_MS. */
   signal: AbortSignal;
   /** Ends the input when the run stops early (reading may wait on an open stdin forever). */
