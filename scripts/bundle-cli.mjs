@@ -14,7 +14,7 @@ await build({
   target: "node20",
   // Loaded at run time by path (undici's agent alone, commander's CommonJS entry), or CommonJS that
   // finds files from its own __filename (cosmiconfig): kept external, loaded from node_modules.
-  external: ["undici", "undici/*", "cosmiconfig"],
+  external: ["undici", "undici/*", "cosmiconfig", "redis", "@redis/*"],
   // Bundled CommonJS (commander) calls require() for Node's built-in modules.
   banner: { js: 'import { createRequire as __whRequire } from "node:module"; const require = __whRequire(import.meta.url);' },
   logLevel: "warning",

@@ -33,7 +33,7 @@ export interface TrackingServerOptions {
   /** Answered to an HTTP error (a body too large, bad JSON) before `accept` sees it. */
   onRefused?(path: string, answer: TrackingAnswer): void;
   health(): Record<string, unknown>;
-  metrics(): string;
+  metrics(): string | Promise<string>;
 }
 
 export interface TrackingServer {
@@ -97,7 +97,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request);
   if (request.method === "GET" && path === "/metrics") {
     request.resume();
-    response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(options.metrics());
+    const text = await options.metrics();
+    response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(text);
     return;
   }
   const call = trackingCall(path);

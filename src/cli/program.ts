@@ -240,7 +240,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }]);
 
   definitions.push(["serve", () => {
-    addDeliveryOptions(
+    const serve = addDeliveryOptions(
       program
         .command("serve")
         .summary("a local Segment-compatible tracking API that forwards to your webhooks")
@@ -254,7 +254,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         .option("--max-spool <size>", "answer 503 with Retry-After once the spool holds this much", "1gb")
         .option("--concurrency <n>", "deliveries in flight at once, per source", "32")
         .option("--dedup-window <n>", "drop an event whose messageId is among the last N accepted for its source", "100000")
-        .option("--ui", "serve a live inspector page (its URL is printed): each accepted event with its deliveries; resend, copy as curl"),
+        .option("--ui", "serve a live inspector page (its URL is printed): each accepted event with its deliveries; resend, copy as curl")
+        .option("--queue <url>", "keep accepted events in Redis Streams (redis://[user:password@]host:port[/db]) instead of the spool")
+        .option("--partitions <n>", "with --queue: partitions of a new queue (default 64; fixed for the life of the queue)")
+        .option("--role <role>", "with --queue: accept, forward, or both (default)")
+        .option("--dead-letter <file>", "with --queue: dead letters to this file too (they always go to the queue's dead-letter stream)"),
     )
       .addHelpText(
         "after",
@@ -271,6 +275,27 @@ ${examples("wh serve                                   # embedded receiver: watc
       .action(async (_flags, command: Command) => {
         const { runServe } = await import("./commands/serve.js");
         exitCode = await runServe(command.opts(), globals(), io);
+      });
+    const deadLetters = serve.command("dead-letters").description("List the dead letters of a Redis queue, or put them back to be delivered again.");
+    deadLetters
+      .command("list")
+      .description("Every dead letter of the queue, oldest first: id, time, event, why it failed.")
+      .option("--queue <url>", "the Redis queue (default: queue in the config)")
+      .option("--config <file>", "config file (default: search)")
+      .action(async (_flags, command: Command) => {
+        const { runDeadLettersList } = await import("./commands/serve-dead-letters.js");
+        // --queue and --config are also serve's own options: commander gives them to serve.
+        exitCode = await runDeadLettersList(command.optsWithGlobals(), globals(), io);
+      });
+    deadLetters
+      .command("replay")
+      .description("Put dead letters back into their partitions; the forwarders deliver them again.")
+      .option("--queue <url>", "the Redis queue (default: queue in the config)")
+      .option("--config <file>", "config file (default: search)")
+      .option("--id <id>", "only this dead letter (repeatable; default: all)", collect)
+      .action(async (_flags, command: Command) => {
+        const { runDeadLettersReplay } = await import("./commands/serve-dead-letters.js");
+        exitCode = await runDeadLettersReplay(command.optsWithGlobals(), globals(), io);
       });
   }]);
   const syncHelp = (what: string, example: string): string => `

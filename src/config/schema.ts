@@ -85,6 +85,8 @@ export const configSchema = z
     ...deliveryShape,
     sources: z.optional(z.record(nonEmpty, sourceSchema)),
     ingest: z.optional(z.strictObject({ endpoint: z.optional(webhookUrl), writeKey: z.optional(nonEmpty) })),
+    /** wh serve's queue: Redis Streams at redis://[user:password@]host:port[/db] (rediss:// for TLS). */
+    queue: z.optional(z.string().check(z.regex(/^rediss?:\/\/./, "expected a redis:// URL, such as redis://127.0.0.1:6379/0"))),
   })
   .check(
     z.superRefine((config, ctx) => {

@@ -82,6 +82,11 @@ export class Registry {
     this.families.push({ name, help, type: "gauge", render: () => [`${name} ${read()}`] });
   }
 
+  /** A gauge with labels, one sample per label set, read when scraped. */
+  gaugeFamily(name: string, help: string, read: () => { labels: Labels; value: number }[]): void {
+    this.families.push({ name, help, type: "gauge", render: () => read().map(({ labels, value }) => `${name}${labelText(labels)} ${value}`) });
+  }
+
   histogram(name: string, help: string, buckets: readonly number[]): Histogram {
     const histogram = new Histogram({ name, help }, buckets);
     this.families.push({ name, help, type: "histogram", render: () => histogram.render() });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { AppendFile } from "../adapters/append-file.js";
+import { QueueUnavailable, RedisQueue } from "../adapters/redis-queue.js";
 import { Spool, type SpoolRecord } from "../adapters/spool.js";
 import { startTrackingServer, type TrackingAnswer, type TrackingRequest } from "../adapters/tracking-server.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
@@ -10,9 +11,11 @@ import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { maskHeaders } from "../core/capture.js";
 import { expandRequest, RecentIds } from "../core/message/tracking.js";
 import { Registry } from "../core/prometheus.js";
+import { shardOfKey } from "../core/shard.js";
 import { createDeliverer, type Sender } from "./deliverer.js";
 import { JobQueue } from "./job-queue.js";
-import { runDeliveries, type DeliveryJob, type JobOutcome, type RunSummary } from "./run-deliveries.js";
+import { RedisForwardLogs } from "./redis-forwarding.js";
+import { runDeliveries, type DeadLetterLog, type DeliveryJob, type FinishedLog, type JobOutcome, type RunSummary } from "./run-deliveries.js";
 
 /** How long a client is asked to wait before retrying a 503 (full spool or disk). */
 export const RETRY_AFTER_SECONDS = 5;
@@ -38,6 +41,14 @@ export interface ServeOptions {
   onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
   /** A source's forwarding stopped (its dead-letter file or the spool could not be written). */
   onForwardingStopped?: (destination: Destination, error: OutputWriteError) => void;
+  /** Redis Streams instead of the local spool: `redis://…`, and the partitions of a new queue. */
+  queue?: { url: string; partitions?: number | undefined } | undefined;
+  /** accept: answer the tracking API only; forward: deliver only; both (the default). */
+  role?: "accept" | "forward" | "both" | undefined;
+  /** With Redis: dead letters also to this file (they always go to the dead-letter stream). */
+  deadLetterPath?: string | undefined;
+  /** A trouble that does not stop anything (Redis away for a moment): for the log. */
+  onWarning?: (message: string) => void;
 }
 
 /** What became of one request to the tracking API. */
@@ -66,12 +77,17 @@ export interface ServeHandle {
   done: Promise<RunSummary[]>;
 }
 
+/** A source as accepting sees it: its destination and the messageIds it accepted lately. */
+interface Source {
+  destination: Destination;
+  recent: RecentIds;
+}
+
 interface Forwarder {
   destination: Destination;
   sender: Sender;
   queue: JobQueue;
-  recent: RecentIds;
-  deadLetter: AppendFile;
+  deadLetter: (DeadLetterLog & { close(): void; path: string }) | undefined;
   run: Promise<RunSummary>;
 }
 
@@ -89,84 +105,147 @@ interface SpooledEvent {
  * kill -9) are delivered first.
  */
 export async function startServe(options: ServeOptions): Promise<ServeHandle> {
-  const { spool, unfinished } = Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes });
+  const accepting = options.role !== "forward";
+  const forwarding = options.role !== "accept";
+  const redis = options.queue === undefined ? undefined : await RedisQueue.connect(options.queue.url, { partitions: options.queue.partitions });
+  let opened: ReturnType<typeof Spool.open> | undefined;
+  try {
+    opened = redis === undefined ? Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes }) : undefined;
+  } catch (error) {
+    await redis?.close();
+    throw error;
+  }
+  const spool = opened?.spool;
+  const unfinished = opened?.unfinished ?? [];
+  const redisLogs = redis === undefined ? undefined : new RedisForwardLogs(redis);
   const stamps = { now: () => new Date(), newId: randomUUID };
   const metrics = new Registry();
   const requests = metrics.counter("wh_serve_requests_total", "Requests to the tracking API, by HTTP status answered.");
-  const accepted = metrics.counter("wh_serve_events_accepted_total", "Events accepted (on disk, answered 200).");
+  const accepted = metrics.counter("wh_serve_events_accepted_total", "Events accepted (stored, answered 200).");
   const duplicates = metrics.counter("wh_serve_events_duplicate_total", "Events dropped as duplicates of a recent messageId.");
   const ended = metrics.counter("wh_serve_events_total", "Events whose delivery ended, by outcome (delivered, skipped, failed, invalid).");
   const latency = metrics.histogram("wh_serve_delivery_latency_seconds", "Time from accepting an event to its delivery.", [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600]);
-  metrics.gauge("wh_serve_spool_depth", "Events accepted and not yet ended.", () => spool.depth);
-  metrics.gauge("wh_serve_spool_bytes", "Bytes of the spool's files.", () => spool.bytes);
+  if (spool !== undefined) {
+    metrics.gauge("wh_serve_spool_depth", "Events accepted and not yet ended.", () => spool.depth);
+    metrics.gauge("wh_serve_spool_bytes", "Bytes of the spool's files.", () => spool.bytes);
+  }
+  let partitionStates: Awaited<ReturnType<RedisQueue["partitionStates"]>> = [];
+  let queueUp = 1;
+  if (redis !== undefined) {
+    metrics.gauge("wh_serve_queue_up", "1 when Redis answered the last scrape, else 0.", () => queueUp);
+    metrics.gaugeFamily("wh_serve_partition_lag", "Events waiting in each partition (not yet delivered or dead-lettered).", () =>
+      partitionStates.map((state) => ({ labels: { partition: String(state.partition) }, value: state.waiting })),
+    );
+    metrics.gaugeFamily("wh_serve_partition_owner", "The forwarder holding each partition's lease (1 per partition with an owner).", () =>
+      partitionStates.filter((state) => state.owner !== null).map((state) => ({ labels: { partition: String(state.partition), owner: state.owner as string }, value: 1 })),
+    );
+    metrics.gauge("wh_serve_partitions_owned", "Partitions this process forwards.", () => redis.ownedPartitions.length);
+  }
 
+  const sources: Source[] = options.settings.destinations.map((destination) => ({ destination, recent: new RecentIds(options.dedupWindow) }));
+  const sourceOf = (name: string | null | undefined): Source | undefined => (options.bySource ? sources.find((source) => source.destination.source === name) : sources[0]);
   let deliverer: Awaited<ReturnType<typeof createDeliverer>> | undefined;
   const forwarders: Forwarder[] = [];
+  const stopForwarding = async (): Promise<RunSummary[]> => {
+    for (const forwarder of forwarders) forwarder.queue.end();
+    try {
+      return await Promise.all(forwarders.map((forwarder) => forwarder.run));
+    } finally {
+      await redis?.close();
+      await deliverer?.close();
+      for (const forwarder of forwarders) forwarder.deadLetter?.close();
+      spool?.close();
+    }
+  };
   try {
-    deliverer = await createDeliverer(options.settings, { env: options.env });
-    for (const destination of options.settings.destinations) {
-      const name = destination.source === undefined ? "dead-letters.ndjson" : `dead-letters.${destination.source.replace(/[^A-Za-z0-9._-]/g, "_")}.ndjson`;
-      const deadLetter = AppendFile.open(join(options.dataDir, name), "the dead-letter file", "append");
-      const queue = new JobQueue();
-      const sender = deliverer.to(destination);
-      const forwarder: Forwarder = { destination, sender, queue, recent: new RecentIds(options.dedupWindow), deadLetter, run: Promise.resolve(undefined as unknown as RunSummary) };
-      forwarder.run = runDeliveries(queue, {
-        sender,
-        concurrency: options.concurrency,
-        ordered: true,
-        batchSize: destination.batchSize,
-        ratePerSecond: undefined,
-        journal: spool,
-        deadLetter,
-        signal: options.signal,
-        onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
-        onOutcome: (job, outcome, report, reason) => {
-          if (outcome !== "interrupted" && outcome !== "dry-run") ended.inc({ outcome });
-          const receivedAt = (job.origin as { receivedAt?: string } | undefined)?.receivedAt;
-          if (outcome === "delivered" && receivedAt !== undefined) latency.observe((Date.now() - Date.parse(receivedAt)) / 1_000);
-          options.onOutcome?.(job, outcome, report, reason, destination);
-        },
-      }).then((summary) => {
-        if (summary.writeError !== undefined) options.onForwardingStopped?.(destination, summary.writeError);
-        return summary;
-      });
-      forwarders.push(forwarder);
+    if (forwarding) {
+      deliverer = await createDeliverer(options.settings, { env: options.env });
+      for (const destination of options.settings.destinations) forwarders.push(startForwarder(destination, deliverer));
     }
   } catch (error) {
-    for (const forwarder of forwarders) forwarder.queue.end();
-    await Promise.allSettled(forwarders.map((forwarder) => forwarder.run));
-    await deliverer?.close();
-    spool.close();
+    await stopForwarding().catch(() => undefined);
     throw error;
   }
+
+  function startForwarder(destination: Destination, using: NonNullable<typeof deliverer>): Forwarder {
+    const name = destination.source === undefined ? "dead-letters.ndjson" : `dead-letters.${destination.source.replace(/[^A-Za-z0-9._-]/g, "_")}.ndjson`;
+    // With Redis the dead letters go to its dead-letter stream (and --dead-letter's file too, when
+    // given); with the spool, to a file in the data directory.
+    const path = redisLogs === undefined ? join(options.dataDir, name) : options.deadLetterPath;
+    const file = path === undefined ? undefined : AppendFile.open(path, "the dead-letter file", "append");
+    const deadLetter: DeadLetterLog | undefined = redisLogs === undefined || file === undefined ? (redisLogs?.deadLetters ?? file) : both(redisLogs.deadLetters, file);
+    const journal: FinishedLog = redisLogs?.journal ?? (spool as Spool);
+    const queue = new JobQueue();
+    const sender = using.to(destination);
+    const run = runDeliveries(queue, {
+      sender,
+      concurrency: options.concurrency,
+      ordered: true,
+      batchSize: destination.batchSize,
+      ratePerSecond: undefined,
+      journal,
+      deadLetter,
+      signal: options.signal,
+      onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
+      onOutcome: (job, outcome, report, reason) => {
+        if (outcome !== "interrupted" && outcome !== "dry-run") ended.inc({ outcome });
+        const receivedAt = (job.origin as { receivedAt?: string } | undefined)?.receivedAt;
+        if (outcome === "delivered" && receivedAt !== undefined) latency.observe((Date.now() - Date.parse(receivedAt)) / 1_000);
+        options.onOutcome?.(job, outcome, report, reason, destination);
+      },
+    }).then((summary) => {
+      if (summary.writeError !== undefined) options.onForwardingStopped?.(destination, summary.writeError);
+      return summary;
+    });
+    return { destination, sender, queue, deadLetter: file, run };
+  }
+
   const retryingNow = (): number => forwarders.reduce((sum, forwarder) => sum + forwarder.sender.retrying, 0);
   metrics.gauge("wh_serve_retrying", "Deliveries waiting to retry a URL.", retryingNow);
+  const forwarderOf = (name: string | null | undefined): Forwarder | undefined => (options.bySource ? forwarders.find((forwarder) => forwarder.destination.source === name) : forwarders[0]);
 
-  const forwarderOf = (source: string | null | undefined): Forwarder | undefined =>
-    options.bySource ? forwarders.find((forwarder) => forwarder.destination.source === source) : forwarders[0];
-
-  const job = (seq: number, spooled: SpooledEvent, prepared: PrepareResult): DeliveryJob => {
-    const messageId = spooled.event.messageId as string;
-    return {
-      number: seq,
-      original: JSON.stringify(spooled.event),
-      prepared,
-      label: `event ${messageId}`,
-      origin: { messageId, ...(spooled.source === null ? {} : { source: spooled.source }), receivedAt: spooled.event.receivedAt },
-    };
-  };
-
-  // What an earlier run accepted and did not finish goes first, in the order it was accepted.
-  for (const record of unfinished) recover(record);
-  function recover(record: SpoolRecord): void {
-    const spooled = JSON.parse(record.text) as SpooledEvent;
-    const forwarder = forwarderOf(spooled.source) ?? (forwarders[0] as Forwarder);
+  /** A delivery job for a stored event (a spool record, or a Redis entry). */
+  const jobOf = (number: number, spooled: SpooledEvent): { forwarder: Forwarder; job: DeliveryJob } => {
+    const own = forwarderOf(spooled.source);
+    const forwarder = own ?? (forwarders[0] as Forwarder);
     const prepared: PrepareResult =
-      forwarderOf(spooled.source) === undefined
+      own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(spooled.source)}, which the config no longer has` }
         : prepareMessage(spooled.event, stamps, { mode: forwarder.destination.mode });
-    if (typeof spooled.event.messageId === "string") forwarder.recent.add(spooled.event.messageId);
-    forwarder.queue.push([job(record.seq, spooled, prepared)]);
+    const messageId = spooled.event.messageId as string;
+    return {
+      forwarder,
+      job: {
+        number,
+        original: JSON.stringify(spooled.event),
+        prepared,
+        label: `event ${messageId}`,
+        origin: { messageId, ...(spooled.source === null ? {} : { source: spooled.source }), receivedAt: spooled.event.receivedAt },
+      },
+    };
+  };
+  const pushAll = (jobs: { forwarder: Forwarder; job: DeliveryJob }[]): void => {
+    const byForwarder = new Map<Forwarder, DeliveryJob[]>();
+    for (const { forwarder, job } of jobs) byForwarder.set(forwarder, [...(byForwarder.get(forwarder) ?? []), job]);
+    for (const [forwarder, batch] of byForwarder) forwarder.queue.push(batch);
+  };
+
+  // What an earlier run spooled and did not finish goes first, in the order it was accepted.
+  if (forwarders.length > 0) {
+    pushAll(
+      unfinished.map((record: SpoolRecord) => {
+        const spooled = JSON.parse(record.text) as SpooledEvent;
+        if (typeof spooled.event.messageId === "string") sourceOf(spooled.source)?.recent.add(spooled.event.messageId);
+        return jobOf(record.seq, spooled);
+      }),
+    );
+  }
+  if (redis !== undefined && redisLogs !== undefined && forwarders.length > 0) {
+    redis.startForwarding({
+      deliver: (entries) => pushAll(entries.map((entry) => jobOf(redisLogs.track(entry), JSON.parse(entry.text) as SpooledEvent))),
+      outstanding: () => redisLogs.outstanding,
+      onError: (error) => options.onWarning?.(`Redis: ${error.message}; forwarding waits and goes on when it answers`),
+    });
   }
 
   const report = (request: AcceptedRequest): TrackingAnswer => {
@@ -177,46 +256,75 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     return { status: request.status, body: { success: false, message: request.message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
 
+  /** Stores accepted events durably: in the spool (then straight to the forwarders), or in Redis. */
+  const store = async (source: Source, fresh: { event: Record<string, unknown>; prepared: PrepareResult }[]): Promise<number[] | string> => {
+    const name = source.destination.source ?? null;
+    const records = fresh.map(({ event }) => JSON.stringify({ source: name, event } satisfies SpooledEvent));
+    if (redis !== undefined) {
+      const entries = fresh.map(({ prepared, event }, index) => {
+        const key = (prepared.ok ? prepared.message.userKey : undefined) ?? String(event.messageId);
+        return { partition: shardOfKey(key, redis.partitions), text: records[index] as string };
+      });
+      try {
+        await redis.append(entries);
+      } catch (error) {
+        if (error instanceof QueueUnavailable) return `${error.message}; retry later`;
+        throw error;
+      }
+      return fresh.map(() => -1);
+    }
+    const local = spool as Spool;
+    if (local.full(records.reduce((sum, record) => sum + Buffer.byteLength(record) + 1, 0))) return `the spool is full (${local.bytes} bytes, --max-spool); retry later`;
+    let seqs: number[];
+    try {
+      seqs = await local.append(records);
+    } catch (error) {
+      if (!(error instanceof OutputWriteError)) throw error;
+      return `${error.message}; retry later`;
+    }
+    pushAll(fresh.map(({ event }, index) => jobOf(seqs[index] as number, { source: name, event })));
+    return seqs;
+  };
+
   const accept = async (request: TrackingRequest): Promise<TrackingAnswer> => {
     const base = { path: request.path, accepted: 0, duplicates: 0 };
+    if (!accepting) return report({ ...base, status: 404, source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
-    const forwarder = options.bySource ? forwarders.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : forwarders[0];
-    if (forwarder === undefined) {
+    const source = options.bySource ? sources.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : sources[0];
+    if (source === undefined) {
       return report({ ...base, status: 401, source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
     }
-    const source = forwarder.destination.source;
-    if (!expanded.ok) return report({ ...base, status: 400, source, message: expanded.error });
+    const name = source.destination.source;
+    if (!expanded.ok) return report({ ...base, status: 400, source: name, message: expanded.error });
     const fresh: { event: Record<string, unknown>; prepared: PrepareResult }[] = [];
     const ids = new Set<string>();
     for (const [index, event] of expanded.events.entries()) {
-      const prepared = prepareMessage(event, stamps, { mode: forwarder.destination.mode });
-      if (!prepared.ok) return report({ ...base, status: 400, source, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
+      const prepared = prepareMessage(event, stamps, { mode: source.destination.mode });
+      if (!prepared.ok) return report({ ...base, status: 400, source: name, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
       const messageId = event.messageId as string;
-      if (forwarder.recent.has(messageId) || ids.has(messageId)) continue;
+      if (source.recent.has(messageId) || ids.has(messageId)) continue;
       ids.add(messageId);
       fresh.push({ event, prepared });
     }
     const dropped = expanded.events.length - fresh.length;
     duplicates.inc({}, dropped);
-    if (!forwarder.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source, duplicates: dropped });
-    const records = fresh.map(({ event }) => JSON.stringify({ source: source ?? null, event } satisfies SpooledEvent));
-    if (spool.full(records.reduce((sum, record) => sum + Buffer.byteLength(record) + 1, 0))) {
-      return report({ ...base, status: 503, source, message: `the spool is full (${spool.bytes} bytes, --max-spool); retry later` });
-    }
-    let seqs: number[];
-    try {
-      seqs = await spool.append(records);
-    } catch (error) {
-      if (!(error instanceof OutputWriteError)) throw error;
-      return report({ ...base, status: 503, source, message: `${error.message}; retry later` });
-    }
-    for (const id of ids) forwarder.recent.add(id);
+    if (!source.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source: name, duplicates: dropped });
+    const stored = await store(source, fresh);
+    if (typeof stored === "string") return report({ ...base, status: 503, source: name, message: stored });
+    for (const id of ids) source.recent.add(id);
     accepted.inc({}, fresh.length);
-    forwarder.queue.push(fresh.map(({ event, prepared }, index) => job(seqs[index] as number, { source: source ?? null, event }, prepared)));
-    const events = fresh.map(({ event }, index) => ({ seq: seqs[index] as number, event }));
-    return report({ ...base, status: 200, source, accepted: fresh.length, duplicates: dropped, events, headers: maskHeaders(request.headers) });
+    const events = fresh.map(({ event }, index) => ({ seq: stored[index] as number, event }));
+    return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: maskHeaders(request.headers) });
   };
+
+  const health = (): Record<string, unknown> => ({
+    status: "ok",
+    role: options.role ?? "both",
+    ...(spool === undefined ? {} : { spool: { depth: spool.depth, bytes: spool.bytes } }),
+    ...(redis === undefined ? {} : { queue: { url: redis.url, partitions: redis.partitions, owned: redis.ownedPartitions, consumer: redis.consumer } }),
+    retrying: retryingNow(),
+  });
 
   let server: Awaited<ReturnType<typeof startTrackingServer>>;
   try {
@@ -229,35 +337,52 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         requests.inc({ status: String(answer.status) });
         options.onRequest?.({ path, status: answer.status, source: undefined, accepted: 0, duplicates: 0, message: String(answer.body.message) });
       },
-      health: () => ({ status: "ok", spool: { depth: spool.depth, bytes: spool.bytes }, retrying: retryingNow() }),
-      metrics: () => metrics.render(),
+      health,
+      metrics: async () => {
+        if (redis !== undefined) {
+          try {
+            partitionStates = await redis.partitionStates();
+            queueUp = 1;
+          } catch {
+            queueUp = 0;
+          }
+        }
+        return metrics.render();
+      },
     });
   } catch (error) {
-    for (const forwarder of forwarders) forwarder.queue.end();
-    await Promise.allSettled(forwarders.map((forwarder) => forwarder.run));
-    await deliverer.close();
-    spool.close();
+    await stopForwarding().catch(() => undefined);
     throw error;
   }
 
   const done = (async (): Promise<RunSummary[]> => {
     if (!options.signal.aborted) await new Promise((resolve) => options.signal.addEventListener("abort", resolve, { once: true }));
     await server.close();
-    for (const forwarder of forwarders) forwarder.queue.end();
-    try {
-      return await Promise.all(forwarders.map((forwarder) => forwarder.run));
-    } finally {
-      await deliverer?.close();
-      for (const forwarder of forwarders) forwarder.deadLetter.close();
-      spool.close();
-    }
+    return stopForwarding();
   })();
   return {
     url: server.url,
     port: server.port,
     recovered: unfinished.length,
     dataDir: options.dataDir,
-    deadLetterPaths: forwarders.map((forwarder) => forwarder.deadLetter.path),
+    deadLetterPaths: forwarders.flatMap((forwarder) => (forwarder.deadLetter === undefined ? [] : [forwarder.deadLetter.path])),
     done,
+  };
+}
+
+/** Dead letters to the Redis stream and to a file: the file's count says what was written whole. */
+function both(stream: DeadLetterLog, file: AppendFile): DeadLetterLog {
+  return {
+    append(record) {
+      stream.append(record);
+      file.append(record);
+    },
+    flush() {
+      stream.flush();
+      file.flush();
+    },
+    get count() {
+      return file.count;
+    },
   };
 }

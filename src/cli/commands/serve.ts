@@ -8,7 +8,7 @@ import { describeOutcome, type DeliveryEvent } from "../../core/deliver.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
-import { redactUrl } from "../../core/redact.js";
+import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { parseSizeFlag } from "../../core/size-flag.js";
 import { resendRequest } from "../../engine/resend.js";
 import type { DeliveryJob, JobOutcome } from "../../engine/run-deliveries.js";
@@ -28,6 +28,10 @@ export interface ServeFlags extends DeliveryFlags {
   dedupWindow?: string;
   verbose?: boolean;
   ui?: boolean;
+  queue?: string;
+  partitions?: string;
+  role?: string;
+  deadLetter?: string;
 }
 
 /** The port `wh serve` listens on unless told otherwise: fixed, so that an app's SDK settings stay put. */
@@ -49,10 +53,19 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
   const dedupWindow = parseIntFlag("--dedup-window", flags.dedupWindow, 100_000, 0, 10_000_000);
   const dataDir = resolve(io.cwd, flags.dataDir ?? ".wh/serve");
+  const role = flags.role ?? "both";
+  if (role !== "accept" && role !== "forward" && role !== "both") throw new UsageError(`--role ${JSON.stringify(role)}: expected accept, forward or both`);
+  const partitions = flags.partitions === undefined ? undefined : parseIntFlag("--partitions", flags.partitions, 64, 1, 16_384);
   const output = new Output(io, globals);
 
   // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
   const { config } = await loadConfig(io.cwd, flags.config);
+  const queueUrl = flags.queue ?? config.queue;
+  if (queueUrl !== undefined && !/^rediss?:\/\/./.test(queueUrl)) throw new UsageError(`--queue ${JSON.stringify(redactUrlText(queueUrl))}: expected a redis:// URL, such as redis://127.0.0.1:6379/0`);
+  if (queueUrl === undefined && (role !== "both" || partitions !== undefined || flags.deadLetter !== undefined)) {
+    const flag = role !== "both" ? "--role" : partitions !== undefined ? "--partitions" : "--dead-letter";
+    throw new UsageError(`${flag} needs --queue redis://…: with the local spool one process accepts and forwards, and its dead letters are in --data-dir`);
+  }
   const embedded = (flags.url ?? []).length === 0 && config.webhooks === undefined && config.sources === undefined;
   let receiver: Receiver | undefined;
   let env = io.env;
@@ -83,6 +96,10 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       dedupWindow,
       env,
       signal: io.signal,
+      queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
+      deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
+      role,
+      onWarning: (message) => output.warn(output.err.yellow(message)),
       onRequest: (request) => {
         printAccepted(output, request);
         page?.accepted(request);
@@ -110,7 +127,8 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       throw error;
     });
     output.record({ listening: handle.url, port: handle.port, dataDir: handle.dataDir, recovered: handle.recovered, embeddedReceiver: receiver?.url ?? null });
-    output.log(`tracking API on ${handle.url} (spool ${handle.dataDir}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`);
+    const where = queueUrl === undefined ? `spool ${handle.dataDir}` : `queue ${redactUrlText(queueUrl)}, role ${role}`;
+    output.log(`${role === "forward" ? "forwarding; /health and /metrics" : "tracking API"} on ${handle.url} (${where}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`);
     if (receiver !== undefined) {
       output.log(`delivering to an embedded receiver on ${receiver.url} that checks X-Signature (no webhooks configured)`);
       output.log(`point a Segment SDK at it: host ${handle.url}, write key ${LOCAL_WRITE_KEY} (any key is accepted), e.g.`);

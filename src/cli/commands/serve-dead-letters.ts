@@ -1,0 +1,58 @@
+import { RedisQueue } from "../../adapters/redis-queue.js";
+import { loadConfig } from "../../config/load.js";
+import { UsageError } from "../../core/errors.js";
+import { neutralize } from "../../core/untrusted.js";
+import type { CliIo, GlobalFlags } from "../io.js";
+import { Output } from "../render.js";
+
+export interface DeadLetterFlags {
+  queue?: string;
+  config?: string;
+  id?: string[];
+}
+
+async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
+  const { config } = await loadConfig(io.cwd, flags.config);
+  const url = flags.queue ?? config.queue;
+  if (url === undefined) throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
+  return RedisQueue.connect(url, {});
+}
+
+/** `wh serve dead-letters list`: every dead letter of the Redis queue, oldest first. */
+export async function runDeadLettersList(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const queue = await openQueue(flags, io);
+  const output = new Output(io, globals);
+  try {
+    const letters = await queue.listDeadLetters();
+    for (const letter of letters) {
+      const record = JSON.parse(letter.record) as { outcome?: string; reason?: string; at?: string };
+      const { event } = JSON.parse(letter.entry) as { event: Record<string, unknown> };
+      output.record({ id: letter.id, partition: letter.partition, ...record, event });
+      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${String(event.type ?? "?")} ${String(event.userId ?? event.anonymousId ?? "")} ${String(event.messageId ?? "")}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
+    }
+    output.log(`${letters.length} dead letter${letters.length === 1 ? "" : "s"} in ${queue.url}`);
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** `wh serve dead-letters replay [--id ID…]`: back into their partitions, for the forwarders to deliver again. */
+export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const queue = await openQueue(flags, io);
+  const output = new Output(io, globals);
+  try {
+    const ids = flags.id;
+    if (ids !== undefined) {
+      const known = new Set((await queue.listDeadLetters()).map((letter) => letter.id));
+      const unknown = ids.filter((id) => !known.has(id));
+      if (unknown.length > 0) throw new UsageError(`--id ${unknown.join(", ")}: no such dead letter in ${queue.url}`);
+    }
+    const replayed = await queue.replayDeadLetters(ids);
+    output.record({ replayed });
+    output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the queue, to be delivered again`);
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}

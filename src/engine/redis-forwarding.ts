@@ -1,0 +1,55 @@
+import type { QueuedEntry, RedisQueue } from "../adapters/redis-queue.js";
+import type { DeadLetterLog, FinishedLog } from "./run-deliveries.js";
+
+/**
+ * The runner's journal and dead-letter log for events read from Redis: each job's number stands
+ * for the stream entry it came from. An ended event is acknowledged in Redis, and a dead letter
+ * is added to the dead-letter stream in the same transaction as its acknowledgement (see
+ * RedisQueue#commit), so nothing leaves a partition that is not delivered or dead-lettered.
+ */
+export class RedisForwardLogs {
+  private readonly entries = new Map<number, QueuedEntry>();
+  private next = 0;
+  private dead = 0;
+
+  constructor(private readonly queue: RedisQueue) {}
+
+  /** A job number for an entry read from a partition. */
+  track(entry: QueuedEntry): number {
+    this.next += 1;
+    this.entries.set(this.next, entry);
+    return this.next;
+  }
+
+  /** Entries read and not yet ended. */
+  get outstanding(): number {
+    return this.entries.size;
+  }
+
+  readonly journal: FinishedLog = {
+    markFinished: (number) => {
+      const entry = this.entries.get(number);
+      if (entry === undefined) return;
+      this.entries.delete(number);
+      this.queue.ended(entry.partition, entry.id);
+    },
+    flush: () => {
+      void this.queue.commit();
+    },
+    broken: undefined,
+  };
+
+  readonly deadLetters: DeadLetterLog = ((logs: RedisForwardLogs): DeadLetterLog => ({
+    append(record) {
+      const { line } = JSON.parse(record) as { line: number };
+      const entry = logs.entries.get(line);
+      if (entry !== undefined) logs.queue.deadLetter(record.trimEnd(), entry);
+      logs.dead += 1;
+    },
+    // Written with the acknowledgements, at the journal's flush.
+    flush: () => undefined,
+    get count() {
+      return logs.dead;
+    },
+  }))(this);
+}

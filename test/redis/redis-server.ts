@@ -1,0 +1,67 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * A real redis-server (the Debian package) for the tests of wh serve's Redis queue. CI
+ * (WH_REQUIRE_SERVICES=1) makes a missing one a failure; elsewhere the tests are skipped with
+ * one line saying so.
+ */
+export const REDIS_SERVER = process.env.WH_REDIS_SERVER ?? "redis-server";
+export const redisAvailable = spawnSync(REDIS_SERVER, ["--version"]).status === 0;
+if (!redisAvailable && process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1 but ${REDIS_SERVER} cannot be run (apt-get install redis-server)`);
+if (!redisAvailable) process.stderr.write(`Redis queue tests skipped: ${REDIS_SERVER} cannot be run here (apt-get install redis-server, or set WH_REDIS_SERVER)\n`);
+
+export interface TestRedis {
+  url: string;
+  /** Stops it as a shutdown does (the append-only file is kept), and starts it again on the same port. */
+  restart(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server on a free port, every write in its append-only file and synced (appendfsync always). */
+export async function startRedis(): Promise<TestRedis> {
+  const dir = mkdtempSync(join(tmpdir(), "wh-redis-"));
+  const port = await freePort();
+  let child: ChildProcess;
+  const launch = async (): Promise<void> => {
+    child = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"], { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes("Ready to accept connections")) resolve();
+      });
+      child.on("exit", (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
+    });
+  };
+  const shutdown = async (): Promise<void> => {
+    if (child.exitCode !== null) return;
+    child.kill("SIGTERM");
+    await once(child, "exit");
+  };
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async restart(downMs = 1_000) {
+      await shutdown();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      await launch();
+    },
+    async stop() {
+      await shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

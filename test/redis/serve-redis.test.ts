@@ -1,0 +1,182 @@
+import { Analytics } from "@segment/analytics-node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
+import { lines, makeTempDir, removeTempDirs, run } from "../cli/run-wh.js";
+import { basic, eventually, post, SECRET, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
+
+const receiver = closedAfterEach();
+const running: ServeProcess[] = [];
+let redis: TestRedis;
+let queue = 0;
+
+beforeAll(async () => {
+  if (redisAvailable) redis = await startRedis();
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((serve) => serve.stop()));
+});
+afterAll(async () => {
+  await redis?.stop();
+  await removeTempDirs();
+});
+
+/** Each test its own Redis database, so queues never meet. */
+function freshQueue(): string {
+  queue += 1;
+  return `${redis.url}/${queue}`;
+}
+
+async function serve(args: readonly string[]): Promise<ServeProcess> {
+  const process = await startServe(args, { cwd: await makeTempDir() });
+  running.push(process);
+  return process;
+}
+
+/** The messageIds delivered, first arrivals only, read incrementally (the check runs often). */
+function arrivals(requests: RecordedRequest[]): () => { ids: Set<string>; byUser: Map<string, number[]> } {
+  const ids = new Set<string>();
+  const byUser = new Map<string, number[]>();
+  let read = 0;
+  return () => {
+    for (const body of signedBodies(requests.slice(read))) {
+      const id = body.messageId as string;
+      if (ids.has(id)) continue;
+      ids.add(id);
+      const index = (body.properties as { index?: number } | undefined)?.index;
+      if (typeof index === "number") byUser.set(body.userId as string, [...(byUser.get(body.userId as string) ?? []), index]);
+    }
+    read = requests.length;
+    return { ids, byUser };
+  };
+}
+
+/** Posts `count` events for `users` users in order, one request of 10 at a time, retrying a 503 as an SDK does. */
+async function sequentialProducer(url: string, prefix: string, count: number, users: number): Promise<{ accepted: string[]; refusals: number }> {
+  const accepted: string[] = [];
+  let refusals = 0;
+  for (let start = 0; start < count; start += 10) {
+    const batch = Array.from({ length: 10 }, (_, offset) => ({ type: "track", userId: `${prefix}-${(start + offset) % users}`, event: "Ordered", messageId: `${prefix}-${start + offset}`, properties: { index: start + offset } }));
+    for (;;) {
+      const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0, headers: new Headers() }));
+      if (answer.status === 200) break;
+      refusals += 1;
+      if (answer.status === 503) expect(answer.headers.get("retry-after")).toBe("5");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    accepted.push(...batch.map((event) => event.messageId));
+  }
+  return { accepted, refusals };
+}
+
+function expectInOrder(byUser: Map<string, number[]>, prefix: string): void {
+  for (const [user, indexes] of byUser) if (user.startsWith(prefix)) expect(indexes, user).toEqual([...indexes].sort((a, b) => a - b));
+}
+
+describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server)", () => {
+  it("three processes take a burst; a forwarder killed with kill -9 mid-burst loses nothing, its partitions are taken over, each user's order kept", async () => {
+    const url = freshQueue();
+    const hook = await receiver({ replies: () => ({ status: 200, delayMs: 2 }) });
+    const args = ["--queue", url, "--partitions", "16", "--url", hook.url, "--concurrency", "4"];
+    const [a, b, c] = [await serve(args), await serve(args), await serve(args)];
+    // The three share the 16 partitions: each at most ceil(16 / 3) = 6, none left out.
+    const owners = async (processes = [a, b, c]): Promise<number[][]> =>
+      Promise.all(processes.map(async (process) => ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned));
+    const shared = async (): Promise<boolean> => {
+      const counts = (await owners()).map((owned) => owned.length);
+      return counts.every((count) => count >= 1 && count <= 6) && counts.reduce((sum, count) => sum + count, 0) === 16;
+    };
+    await expect.poll(shared, { timeout: 15_000 }).toBe(true);
+    const cOwned = (await owners())[2] as number[];
+
+    const analytics = new Analytics({ writeKey: "wk", host: b.url, flushAt: 20, flushInterval: 20, maxRetries: 0 });
+    const acknowledged = new Set<string>();
+    const burst = (async () => {
+      for (let index = 0; index < 1_500; index += 1) {
+        const messageId = `sdk-${index}`;
+        analytics.track({ userId: `sdk-user-${index % 13}`, event: "Burst", messageId }, (error) => {
+          if (error === undefined) acknowledged.add(messageId);
+        });
+        if (index % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await analytics.closeAndFlush({ timeout: 20_000 });
+    })();
+    const ordered = sequentialProducer(a.url, "seq", 600, 11);
+    await eventually(() => acknowledged.size >= 300, 20_000, "300 acknowledged events");
+    c.child.kill("SIGKILL");
+    await c.exited;
+    await burst;
+    const { accepted } = await ordered;
+
+    const seen = arrivals(hook.requests);
+    const expected = [...acknowledged, ...accepted];
+    await eventually(() => expected.every((id) => seen().ids.has(id)), 40_000, "every accepted event delivered");
+    expectInOrder(seen().byUser, "seq-");
+    // C's partitions now belong to A and B.
+    const after = (await owners([a, b])).flat();
+    for (const partition of cOwned) expect(after).toContain(partition);
+    const metrics = await (await fetch(`${a.url}/metrics`)).text();
+    expect(metrics).toMatch(/^wh_serve_partition_lag\{partition="0"\} \d+$/m);
+    expect(metrics).toMatch(/^wh_serve_partition_owner\{partition="\d+",owner="[^"]+"\} 1$/m);
+  }, 120_000);
+
+  it("while Redis restarts, accepting answers 503 with Retry-After and forwarding pauses; afterwards every accepted event is delivered, in order", async () => {
+    const url = freshQueue();
+    const hook = await receiver();
+    const wh = await serve(["--queue", url, "--partitions", "4", "--url", hook.url]);
+    const producing = sequentialProducer(wh.url, "r", 400, 7);
+    const seen = arrivals(hook.requests);
+    await eventually(() => seen().ids.size >= 50, 20_000, "the first deliveries");
+    await redis.restart(1_500);
+    const { accepted, refusals } = await producing;
+    expect(refusals).toBeGreaterThan(0);
+    await eventually(() => accepted.every((id) => seen().ids.has(id)), 40_000, "every accepted event delivered");
+    expectInOrder(seen().byUser, "r-");
+    expect(wh.stderr()).toContain("Redis");
+  }, 120_000);
+
+  it("dead letters go to a stream that wh serve dead-letters lists and replays", async () => {
+    const url = freshQueue();
+    let healed = false;
+    const hook = await receiver({ replies: (request) => (!healed && request.body.toString().includes("Poison") ? 400 : 200) });
+    const wh = await serve(["--queue", url, "--partitions", "2", "--url", hook.url]);
+    for (const event of ["Fine", "Poison", "Poison"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    const listed = async (): Promise<string[]> => lines((await run(["--json", "serve", "dead-letters", "list", "--queue", url])).stdout);
+    await expect.poll(listed, { timeout: 10_000 }).toHaveLength(2);
+    const letters = (await listed()).map((line) => JSON.parse(line) as { id: string; outcome: string; reason: string; event: { event: string } });
+    expect(letters.map((letter) => [letter.outcome, letter.event.event])).toEqual([
+      ["failed", "Poison"],
+      ["failed", "Poison"],
+    ]);
+    expect(letters[0]?.reason).toContain("HTTP 400");
+    const human = await run(["serve", "dead-letters", "list", "--queue", url]);
+    expect(human.code).toBe(0);
+    expect(human.stderr).toContain("2 dead letters");
+
+    healed = true;
+    const one = await run(["serve", "dead-letters", "replay", "--queue", url, "--id", letters[0]?.id as string]);
+    expect(one).toMatchObject({ code: 0, stdout: expect.stringContaining("1 dead letter put back") });
+    const unknown = await run(["serve", "dead-letters", "replay", "--queue", url, "--id", "0-1"]);
+    expect(unknown.code).toBe(2);
+    expect((await run(["serve", "dead-letters", "replay", "--queue", url])).code).toBe(0);
+    // Two failed attempts, then the two replayed deliveries.
+    await eventually(() => signedBodies(hook.requests).filter((body) => body.event === "Poison").length === 4, 10_000, "the replayed events");
+    expect(await listed()).toEqual([]);
+    expect(wh.stderr()).toContain("failed");
+  }, 60_000);
+
+  it("refuses a partition count other than the queue's, --role without --queue, and an unreachable Redis (exit 2)", async () => {
+    const url = freshQueue();
+    const hook = await receiver();
+    await serve(["--queue", url, "--partitions", "8", "--url", hook.url]);
+    const other = await run(["serve", "--port", "0", "--queue", url, "--partitions", "16", "--url", hook.url], { env: { WH_SHARED_SECRET: SECRET } });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain("has 8 partitions");
+    const role = await run(["serve", "--port", "0", "--role", "forward", "--url", hook.url]);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain("--role needs --queue");
+    const away = await run(["serve", "--port", "0", "--queue", "redis://127.0.0.1:1", "--url", hook.url]);
+    expect(away.code).toBe(2);
+    expect(away.stderr).toContain("cannot connect to Redis");
+  }, 30_000);
+});
