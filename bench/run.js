@@ -11,3 +11,5 @@ console.log("\n== thousands in flight (50 ms receiver)");
 await import("./in-flight.js");
 console.log("\n== wh serve (accepting batches, accept to delivery)");
 await import("./serve.js");
+console.log("\n== wh serve with Redis Streams (one and three processes)");
+await import("./serve-redis.js");
