@@ -148,3 +148,12 @@ describe("parseWebhooks", () => {
     });
   });
 });
+
+describe("parseConfig: wh serve's queue", () => {
+  it("takes a redis:// or rediss:// URL and refuses anything else, naming the key", () => {
+    expect(parseConfig({ queue: "redis://:pw@127.0.0.1:6379/2" })).toMatchObject({ ok: true, value: { queue: "redis://:pw@127.0.0.1:6379/2" } });
+    expect(parseConfig({ queue: "rediss://redis.example.com:6380" }).ok).toBe(true);
+    expect(issuesOf({ queue: "http://127.0.0.1:6379" })).toEqual(["queue: expected a redis:// URL, such as redis://127.0.0.1:6379/0"]);
+    expect(issuesOf({ queue: 6379 })).toEqual(["queue: Invalid input: expected string, received number"]);
+  });
+});

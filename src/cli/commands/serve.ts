@@ -61,6 +61,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
   const { config } = await loadConfig(io.cwd, flags.config);
   const queueUrl = flags.queue ?? config.queue;
+  const keptIn = queueUrl === undefined ? "the spool" : "the queue";
   if (queueUrl !== undefined && !/^rediss?:\/\/./.test(queueUrl)) throw new UsageError(`--queue ${JSON.stringify(redactUrlText(queueUrl))}: expected a redis:// URL, such as redis://127.0.0.1:6379/0`);
   if (queueUrl === undefined && (role !== "both" || partitions !== undefined || flags.deadLetter !== undefined)) {
     const flag = role !== "both" ? "--role" : partitions !== undefined ? "--partitions" : "--dead-letter";
@@ -119,7 +120,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
         }
       },
       onForwardingStopped: (destination, error) => {
-        output.warn(output.err.red(`forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in the spool for the next start`));
+        output.warn(output.err.red(`forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in ${keptIn} for the next start`));
       },
     }).catch((error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE") throw new UsageError(`--port ${port}: the port is in use`, { cause: error, hint: "pick another with --port, or --port 0 for any free one" });
@@ -144,10 +145,10 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       output.log(`inspector: ${page.inspector.url}`);
       output.record({ inspector: page.inspector.url });
     }
-    output.log("press Ctrl-C to stop (accepted events not yet delivered stay in the spool for the next start)");
+    output.log(`press Ctrl-C to stop (accepted events not yet delivered stay in ${keptIn} for the next start)`);
     const summaries = await handle.done.finally(() => page?.inspector.close());
     const unfinished = summaries.reduce((sum, summary) => sum + summary.unfinished, 0);
-    output.log(`stopped${unfinished > 0 ? `; ${unfinished} deliveries in flight were not finished and stay in the spool` : ""}`);
+    output.log(`stopped${unfinished > 0 ? `; ${unfinished} deliveries in flight were not finished and stay in ${keptIn}` : ""}`);
     return 0;
   } finally {
     await receiver?.close();
