@@ -8,11 +8,9 @@ import { createServer } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { startServeProcess } from "./wh-process.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const DURATION_S = Number(process.env.BENCH_SERVE_SECONDS ?? 10);
 const BATCH = 100;
 const auth = `Basic ${Buffer.from("bench:").toString("base64")}`;
@@ -83,24 +81,8 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
   }
 }
 
-async function startServe(queue, hook) {
-  const child = spawn(process.execPath, ["bin/wh.js", "--json", "--quiet", "serve", "--port", "0", "--queue", queue, "--partitions", "64", "--url", hook, "--concurrency", "64", "--max-body", "2mb"], {
-    cwd: root,
-    env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const { listening } = JSON.parse((await lines.next()).value);
-  (async () => {
-    for await (const _ of lines);
-  })();
-  return {
-    url: listening,
-    async stop() {
-      child.kill("SIGTERM");
-      await once(child, "close");
-    },
-  };
+function startServe(queue, hook) {
+  return startServeProcess(["--queue", queue, "--partitions", "64", "--url", hook, "--concurrency", "64"]);
 }
 
 async function freePort() {

@@ -1,17 +1,14 @@
 // wh serve: accepted events/s under autocannon posting batches (each request's events written
 // and fdatasync'd to the spool before the 200), and the time from accept to delivery at a
 // steady rate, measured per event at a receiver from each event's receivedAt.
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { startServeProcess } from "./wh-process.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const BATCH = 100;
 const DURATION_S = Number(process.env.BENCH_SERVE_SECONDS ?? 10);
 const STEADY_RATE = 500; // events per second, in requests of 10
@@ -33,26 +30,7 @@ async function startReceiver(onEvent) {
   return { url: `http://127.0.0.1:${server.address().port}/hook`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-async function startServe(url, dataDir, extra = []) {
-  const child = spawn(process.execPath, ["bin/wh.js", "--json", "--quiet", "serve", "--port", "0", "--url", url, "--data-dir", dataDir, "--max-body", "2mb", ...extra], {
-    cwd: root,
-    env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const { listening } = JSON.parse((await lines.next()).value);
-  // The rest of stdout (one record per request and delivery) is read and dropped.
-  (async () => {
-    for await (const _ of lines);
-  })();
-  return {
-    url: listening,
-    async stop() {
-      child.kill("SIGTERM");
-      await once(child, "close");
-    },
-  };
-}
+const startServe = (url, dataDir, extra = []) => startServeProcess(["--url", url, "--data-dir", dataDir, ...extra]);
 
 const event = (index) => ({ type: "track", userId: `user-${index % 1000}`, event: "Order Completed", properties: { orderId: `o-${index}`, total: 99.5, currency: "EUR" }, timestamp: new Date().toISOString() });
 const metric = async (url, name) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? Number.NaN);

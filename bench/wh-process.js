@@ -2,6 +2,7 @@
 // time, the human summary line ("N delivered, … in 9.8s (10204 events/s)"), and its peak RSS and
 // CPU (user + system), written on exit by the preloaded usage.js.
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,4 +36,26 @@ export function runWh(args, env = {}) {
       resolve({ code, wallMs, summary, peakMb: maxRssKb / 1024, cpuUs });
     });
   });
+}
+
+/** Starts `wh --json --quiet serve --port 0 …args` and resolves once it listens, with its URL. */
+export async function startServeProcess(args) {
+  const child = spawn(process.execPath, ["bin/wh.js", "--json", "--quiet", "serve", "--port", "0", "--max-body", "2mb", ...args], {
+    cwd: root,
+    env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const { listening } = JSON.parse((await lines.next()).value);
+  // The rest of stdout (one record per request and delivery) is read and dropped.
+  (async () => {
+    for await (const _ of lines);
+  })();
+  return {
+    url: listening,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "close");
+    },
+  };
 }
