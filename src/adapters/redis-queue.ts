@@ -63,8 +63,12 @@ export interface ForwardingHandlers {
  */
 export class RedisQueue {
   readonly consumer = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  /** Per owned partition: giving it up, events read and not ended, and (while its pending events are read again) the last id read of them. */
-  private readonly owned = new Map<number, { draining: boolean; outstanding: number; history: string | undefined }>();
+  /**
+   * Per owned partition: giving it up; the ids of the events read and not yet ended; and, while
+   * its pending events are read again (after taking it, or after a read whose answer was lost),
+   * the last id read of them.
+   */
+  private readonly owned = new Map<number, { draining: boolean; held: Set<string>; history: string | undefined }>();
   private readonly pendingAcks = new Map<number, string[]>();
   private pendingDead: Record<string, string>[] = [];
   private committing: Promise<void> | undefined;
@@ -143,8 +147,7 @@ export class RedisQueue {
     const ids = this.pendingAcks.get(partition) ?? [];
     ids.push(id);
     this.pendingAcks.set(partition, ids);
-    const state = this.owned.get(partition);
-    if (state !== undefined) state.outstanding -= 1;
+    this.owned.get(partition)?.held.delete(id);
   }
 
   /** A dead letter, written to the dead-letter stream before the acks of the same commit. */
@@ -251,7 +254,7 @@ export class RedisQueue {
         const renewed = Number(await this.client.eval(RENEW, { keys: [this.leaseOf(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
         // Lost (another took it after a pause): read no more of it.
         if (renewed === 0) state.draining = true;
-        if (state.draining && state.outstanding <= 0) {
+        if (state.draining && state.held.size === 0) {
           await this.client.eval(RELEASE, { keys: [this.leaseOf(partition)], arguments: [this.consumer] });
           this.owned.delete(partition);
         }
@@ -291,7 +294,7 @@ export class RedisQueue {
       const claimed = await this.client.xAutoClaim(stream, GROUP, this.consumer, 0, start, { COUNT: 1_000 });
       start = claimed.nextId;
     } while (start !== "0-0");
-    this.owned.set(partition, { draining: false, outstanding: 0, history: "0" });
+    this.owned.set(partition, { draining: false, held: new Set(), history: "0" });
   }
 
   private async readLoop(): Promise<void> {
@@ -318,9 +321,9 @@ export class RedisQueue {
           if (state === undefined || state.draining) continue;
           if (state.history !== undefined) state.history = stream.messages.length === 0 ? undefined : (stream.messages.at(-1) as { id: string }).id;
           for (const { id, message } of stream.messages) {
-            // A pending entry deleted meanwhile comes back without its fields.
-            if (message === null || message.r === undefined) continue;
-            state.outstanding += 1;
+            // A pending entry deleted meanwhile comes back without its fields; one held already is being delivered.
+            if (message === null || message.r === undefined || state.held.has(id)) continue;
+            state.held.add(id);
             entries.push({ partition, id, text: String(message.r) });
           }
         }
@@ -328,6 +331,10 @@ export class RedisQueue {
         for (const [partition, state] of history) if (!seen.has(partition)) state.history = undefined;
         if (entries.length > 0) handlers.deliver(entries);
       } catch (error) {
+        // Redis may have given us events whose answer was lost (a connection cut mid-read): they
+        // are pending for us and would never come again with ">". Read every partition's pending
+        // events again (those held already are skipped).
+        for (const state of this.owned.values()) state.history ??= "0";
         this.handlers?.onError?.(error as Error);
         if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 500));
       }

@@ -51,11 +51,11 @@ function arrivals(requests: RecordedRequest[]): () => { ids: Set<string>; byUser
   };
 }
 
-/** Posts `count` events for `users` users in order, one request of 10 at a time, retrying a 503 as an SDK does. */
-async function sequentialProducer(url: string, prefix: string, count: number, users: number): Promise<{ accepted: string[]; refusals: number }> {
-  const accepted: string[] = [];
+/** Posts `count` events for `users` users in order, one request of 10 at a time (`pauseMs` apart), retrying a 503 as an SDK does. */
+async function sequentialProducer(url: string, prefix: string, count: number, users: number, accepted: string[] = [], pauseMs = 0): Promise<{ accepted: string[]; refusals: number }> {
   let refusals = 0;
   for (let start = 0; start < count; start += 10) {
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     const batch = Array.from({ length: 10 }, (_, offset) => ({ type: "track", userId: `${prefix}-${(start + offset) % users}`, event: "Ordered", messageId: `${prefix}-${start + offset}`, properties: { index: start + offset } }));
     for (;;) {
       const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0, headers: new Headers() }));
@@ -124,9 +124,12 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const url = freshQueue();
     const hook = await receiver();
     const wh = await serve(["--queue", url, "--partitions", "4", "--url", hook.url]);
-    const producing = sequentialProducer(wh.url, "r", 400, 7);
+    const progress: string[] = [];
+    const producing = sequentialProducer(wh.url, "r", 800, 7, progress, 5);
     const seen = arrivals(hook.requests);
-    await eventually(() => seen().ids.size >= 50, 20_000, "the first deliveries");
+    // The restart comes while the producer is still sending (it has 800 to send, 10 every 5 ms at most).
+    await eventually(() => seen().ids.size >= 50 && progress.length >= 100, 20_000, "the first deliveries");
+    expect(progress.length).toBeLessThan(800);
     await redis.restart(1_500);
     const { accepted, refusals } = await producing;
     expect(refusals).toBeGreaterThan(0);
