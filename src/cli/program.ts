@@ -276,12 +276,16 @@ ${examples("wh serve                                   # embedded receiver: watc
         const { runServe } = await import("./commands/serve.js");
         exitCode = await runServe(command.opts(), globals(), io);
       });
-    const deadLetters = serve.command("dead-letters").description("List the dead letters of a Redis queue, or put them back to be delivered again.");
+    const deadLetters = serve
+      .command("dead-letters")
+      .description("List the dead letters of a Redis queue, or put them back to be delivered again.")
+      .addHelpText("after", examples("wh serve dead-letters list --queue redis://127.0.0.1:6379/0", "wh serve dead-letters replay --queue redis://127.0.0.1:6379/0"));
     deadLetters
       .command("list")
       .description("Every dead letter of the queue, oldest first: id, time, event, why it failed.")
       .option("--queue <url>", "the Redis queue (default: queue in the config)")
       .option("--config <file>", "config file (default: search)")
+      .addHelpText("after", examples("wh serve dead-letters list --queue redis://127.0.0.1:6379/0", "wh --json serve dead-letters list > dead-letters.ndjson   # queue from the config"))
       .action(async (_flags, command: Command) => {
         const { runDeadLettersList } = await import("./commands/serve-dead-letters.js");
         // --queue and --config are also serve's own options: commander gives them to serve.
@@ -293,6 +297,7 @@ ${examples("wh serve                                   # embedded receiver: watc
       .option("--queue <url>", "the Redis queue (default: queue in the config)")
       .option("--config <file>", "config file (default: search)")
       .option("--id <id>", "only this dead letter (repeatable; default: all)", collect)
+      .addHelpText("after", examples("wh serve dead-letters replay --queue redis://127.0.0.1:6379/0", "wh serve dead-letters replay --id 1732262400000-0 --id 1732262400001-0"))
       .action(async (_flags, command: Command) => {
         const { runDeadLettersReplay } = await import("./commands/serve-dead-letters.js");
         exitCode = await runDeadLettersReplay(command.optsWithGlobals(), globals(), io);
