@@ -275,3 +275,23 @@ describe("captures with headers", () => {
     expect(lines(json.stdout).map((line) => (JSON.parse(line) as { verdict: string }).verdict)).toEqual(["invalid", "valid-batch", "batch-event", "unreadable"]);
   });
 });
+
+describe("wh listen --ui beyond loopback", () => {
+  it("puts a random token in the page's URL and refuses requests without it", async () => {
+    const wh = await startWh(["listen", "--port", "0", "--host", "0.0.0.0", "--ui", "--json"]);
+    running.push(wh);
+    await wh.waitForStdout((text) => text.includes('"inspector"'));
+    const record = JSON.parse(lines(wh.stdout())[0] as string) as { inspector: string };
+    const page = new URL(record.inspector);
+    expect(page.searchParams.get("token")).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    const local = (path: string): string => `http://127.0.0.1:${page.port}${path}`;
+    expect((await fetch(local(`/?token=${page.searchParams.get("token")}`))).status).toBe(200);
+    const refused = await fetch(local("/"));
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("token");
+    expect((await fetch(local("/events?token=wrong"))).status).toBe(403);
+    // The resend action also wants the page's own header, whatever the token.
+    const resend = await fetch(local(`/api/entries/1/resend?token=${page.searchParams.get("token")}`), { method: "POST", body: "{}" });
+    expect(resend.status).toBe(403);
+  });
+});
