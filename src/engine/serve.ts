@@ -60,8 +60,8 @@ export interface AcceptedRequest {
   duplicates: number;
   /** Why it was refused, for statuses other than 200. */
   message?: string;
-  /** The events accepted (as enriched), each with its number in the spool. */
-  events?: { seq: number; event: Record<string, unknown> }[];
+  /** The events accepted, as the pipeline enriched them. */
+  events?: Record<string, unknown>[];
   /** The request's headers, credentials masked. */
   headers?: Record<string, string>;
 }
@@ -257,7 +257,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   };
 
   /** Stores accepted events durably: in the spool (then straight to the forwarders), or in Redis. */
-  const store = async (source: Source, fresh: { event: Record<string, unknown>; prepared: PrepareResult }[]): Promise<number[] | string> => {
+  /** Stores accepted events durably; a message when they could not be (answered 503). */
+  const store = async (source: Source, fresh: { event: Record<string, unknown>; prepared: PrepareResult }[]): Promise<string | undefined> => {
     const name = source.destination.source ?? null;
     const records = fresh.map(({ event }) => JSON.stringify({ source: name, event } satisfies SpooledEvent));
     if (redis !== undefined) {
@@ -271,7 +272,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         if (error instanceof QueueUnavailable) return `${error.message}; retry later`;
         throw error;
       }
-      return fresh.map(() => -1);
+      return undefined;
     }
     const local = spool as Spool;
     if (local.full(records.reduce((sum, record) => sum + Buffer.byteLength(record) + 1, 0))) return `the spool is full (${local.bytes} bytes, --max-spool); retry later`;
@@ -283,7 +284,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       return `${error.message}; retry later`;
     }
     pushAll(fresh.map(({ event }, index) => jobOf(seqs[index] as number, { source: name, event })));
-    return seqs;
+    return undefined;
   };
 
   const accept = async (request: TrackingRequest): Promise<TrackingAnswer> => {
@@ -310,11 +311,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     const dropped = expanded.events.length - fresh.length;
     duplicates.inc({}, dropped);
     if (!source.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source: name, duplicates: dropped });
-    const stored = await store(source, fresh);
-    if (typeof stored === "string") return report({ ...base, status: 503, source: name, message: stored });
+    const refusal = await store(source, fresh);
+    if (refusal !== undefined) return report({ ...base, status: 503, source: name, message: refusal });
     for (const id of ids) source.recent.add(id);
     accepted.inc({}, fresh.length);
-    const events = fresh.map(({ event }, index) => ({ seq: stored[index] as number, event }));
+    const events = fresh.map(({ event }) => event);
     return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: maskHeaders(request.headers) });
   };
 

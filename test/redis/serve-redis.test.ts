@@ -168,6 +168,36 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     expect(wh.stderr()).toContain("failed");
   }, 60_000);
 
+  it("with --ui, the page's stream shows each accepted event once, with its deliveries", async () => {
+    const url = freshQueue();
+    const hook = await receiver();
+    const wh = await serve(["--queue", url, "--partitions", "2", "--url", hook.url, "--ui"]);
+    const inspector = lines(await wh.waitForStdout((text) => text.includes('"inspector"')))
+      .map((line) => JSON.parse(line) as { inspector?: string })
+      .find((record) => record.inspector !== undefined)?.inspector as string;
+    for (const user of ["u1", "u2"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: user, event: "Paged" }), { authorization: basic("wk") })).status).toBe(200);
+    await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
+    const controller = new AbortController();
+    const response = await fetch(`${inspector}events`, { signal: controller.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    const entries = new Map<number, { user: string; deliveries: { text: string }[] }>();
+    while (entries.size < 2 || [...entries.values()].some((entry) => entry.deliveries.length === 0)) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+      for (const frame of text.split("\n\n")) {
+        const data = /^event: entry\ndata: (.*)$/m.exec(frame)?.[1];
+        if (data !== undefined) {
+          const entry = JSON.parse(data) as { id: number; user: string; deliveries: { text: string }[] };
+          entries.set(entry.id, entry);
+        }
+      }
+    }
+    controller.abort();
+    expect([...entries.values()].map((entry) => entry.user).sort()).toEqual(["u1", "u2"]);
+    for (const entry of entries.values()) expect(entry.deliveries[0]?.text).toMatch(/^attempt 1 to .*: HTTP 200/);
+  }, 30_000);
+
   it("refuses a partition count other than the queue's, --role without --queue, and an unreachable Redis (exit 2)", async () => {
     const url = freshQueue();
     const hook = await receiver();
