@@ -100,7 +100,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
       deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
       role,
-      onWarning: (message) => output.warn(output.err.yellow(message)),
+      onWarning: quietRepeats((message) => output.warn(output.err.yellow(message))),
       onRequest: (request) => {
         printAccepted(output, request);
         page?.accepted(request);
@@ -247,4 +247,16 @@ async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output:
     },
   });
   return state;
+}
+
+/** The same warning at most once every 10 s (Redis away: every read and every tick fails alike). */
+function quietRepeats(warn: (message: string) => void): (message: string) => void {
+  const lastShown = new Map<string, number>();
+  return (message) => {
+    const now = Date.now();
+    if (now - (lastShown.get(message) ?? 0) < 10_000) return;
+    lastShown.set(message, now);
+    if (lastShown.size > 100) lastShown.delete(lastShown.keys().next().value as string);
+    warn(message);
+  };
 }
