@@ -101,8 +101,15 @@ export class RedisQueue {
     }
     const prefix = options.prefix ?? "wh:serve";
     const meta = `${prefix}:meta`;
-    await client.hSetNX(meta, "partitions", String(options.partitions ?? DEFAULT_PARTITIONS));
-    const recorded = Number(await client.hGet(meta, "partitions"));
+    let recorded: number;
+    try {
+      await client.hSetNX(meta, "partitions", String(options.partitions ?? DEFAULT_PARTITIONS));
+      recorded = Number(await client.hGet(meta, "partitions"));
+    } catch (error) {
+      await client.destroy();
+      // A password Redis refused, a database that does not exist, a replica that does not take writes.
+      throw new UsageError(`--queue ${shown}: Redis refused the queue's setup: ${(error as Error).message}`, { cause: error });
+    }
     if (options.partitions !== undefined && options.partitions !== recorded) {
       await client.destroy();
       throw new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, { hint: `leave --partitions out, or give --partitions ${recorded}` });

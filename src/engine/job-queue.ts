@@ -21,11 +21,6 @@ export class JobQueue implements AsyncIterable<readonly DeliveryJob[]> {
     this.wake();
   }
 
-  /** Jobs pushed and not yet taken by the runner. */
-  get length(): number {
-    return this.batches.reduce((sum, batch) => sum + batch.length, 0);
-  }
-
   private wake(): void {
     const waiting = this.waiting;
     this.waiting = undefined;

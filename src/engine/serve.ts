@@ -72,7 +72,6 @@ export interface ServeHandle {
   /** Events accepted by an earlier run and not yet delivered, now being delivered. */
   recovered: number;
   dataDir: string;
-  deadLetterPaths: string[];
   /** Resolves once `signal` has stopped the server and the forwarders have ended. */
   done: Promise<RunSummary[]>;
 }
@@ -87,7 +86,8 @@ interface Forwarder {
   destination: Destination;
   sender: Sender;
   queue: JobQueue;
-  deadLetter: (DeadLetterLog & { close(): void; path: string }) | undefined;
+  /** The dead-letter file, to close at the end (with Redis, only when --dead-letter names one). */
+  deadLetter: AppendFile | undefined;
   run: Promise<RunSummary>;
 }
 
@@ -366,7 +366,6 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     port: server.port,
     recovered: unfinished.length,
     dataDir: options.dataDir,
-    deadLetterPaths: forwarders.flatMap((forwarder) => (forwarder.deadLetter === undefined ? [] : [forwarder.deadLetter.path])),
     done,
   };
 }

@@ -31,12 +31,12 @@ async function freePort(): Promise<number> {
 }
 
 /** A redis-server on a free port, every write in its append-only file and synced (appendfsync always). */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(extraArgs: readonly string[] = []): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), "wh-redis-"));
   const port = await freePort();
   let child: ChildProcess;
   const launch = async (): Promise<void> => {
-    child = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"], { stdio: ["ignore", "pipe", "inherit"] });
+    child = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs], { stdio: ["ignore", "pipe", "inherit"] });
     let output = "";
     await new Promise<void>((resolve, reject) => {
       child.stdout?.on("data", (chunk: Buffer) => {

@@ -211,5 +211,15 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const away = await run(["serve", "--port", "0", "--queue", "redis://127.0.0.1:1", "--url", hook.url]);
     expect(away.code).toBe(2);
     expect(away.stderr).toContain("cannot connect to Redis");
+    // A password Redis does not take: refused, and the password never printed.
+    const guarded = await startRedis(["--requirepass", "the-right-one"]);
+    try {
+      const refused = await run(["serve", "--port", "0", "--queue", guarded.url.replace("redis://", "redis://:hunter2-secret@"), "--url", hook.url]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--queue redis:\/\/:\*+@127\.0\.0\.1:\d+: /);
+      expect(`${refused.stdout}${refused.stderr}`).not.toContain("hunter2-secret");
+    } finally {
+      await guarded.stop();
+    }
   }, 30_000);
 });
