@@ -143,7 +143,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   }
 
   const sources: Source[] = options.settings.destinations.map((destination) => ({ destination, recent: new RecentIds(options.dedupWindow) }));
-  const sourceOf = (name: string | null | undefined): Source | undefined => (options.bySource ? sources.find((source) => source.destination.source === name) : sources[0]);
+  /** The source (or forwarder) of a stored event, by the source's name; the one there is with flat settings. */
+  const named = <T extends { destination: Destination }>(list: readonly T[], name: string | null | undefined): T | undefined =>
+    options.bySource ? list.find((item) => item.destination.source === name) : list[0];
   let deliverer: Awaited<ReturnType<typeof createDeliverer>> | undefined;
   const forwarders: Forwarder[] = [];
   const stopForwarding = async (): Promise<RunSummary[]> => {
@@ -202,16 +204,15 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
 
   const retryingNow = (): number => forwarders.reduce((sum, forwarder) => sum + forwarder.sender.retrying, 0);
   metrics.gauge("wh_serve_retrying", "Deliveries waiting to retry a URL.", retryingNow);
-  const forwarderOf = (name: string | null | undefined): Forwarder | undefined => (options.bySource ? forwarders.find((forwarder) => forwarder.destination.source === name) : forwarders[0]);
 
-  /** A delivery job for a stored event (a spool record, or a Redis entry). */
-  const jobOf = (number: number, spooled: SpooledEvent): { forwarder: Forwarder; job: DeliveryJob } => {
-    const own = forwarderOf(spooled.source);
+  /** A delivery job for a stored event (a spool record, or a Redis entry); `prepared` when accepting prepared it already. */
+  const jobOf = (number: number, spooled: SpooledEvent, preparedAlready?: PrepareResult): { forwarder: Forwarder; job: DeliveryJob } => {
+    const own = named(forwarders, spooled.source);
     const forwarder = own ?? (forwarders[0] as Forwarder);
     const prepared: PrepareResult =
       own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(spooled.source)}, which the config no longer has` }
-        : prepareMessage(spooled.event, stamps, { mode: forwarder.destination.mode });
+        : (preparedAlready ?? prepareMessage(spooled.event, stamps, { mode: forwarder.destination.mode }));
     const messageId = spooled.event.messageId as string;
     return {
       forwarder,
@@ -226,7 +227,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   };
   const pushAll = (jobs: { forwarder: Forwarder; job: DeliveryJob }[]): void => {
     const byForwarder = new Map<Forwarder, DeliveryJob[]>();
-    for (const { forwarder, job } of jobs) byForwarder.set(forwarder, [...(byForwarder.get(forwarder) ?? []), job]);
+    for (const { forwarder, job } of jobs) {
+      const batch = byForwarder.get(forwarder);
+      if (batch === undefined) byForwarder.set(forwarder, [job]);
+      else batch.push(job);
+    }
     for (const [forwarder, batch] of byForwarder) forwarder.queue.push(batch);
   };
 
@@ -235,7 +240,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     pushAll(
       unfinished.map((record: SpoolRecord) => {
         const spooled = JSON.parse(record.text) as SpooledEvent;
-        if (typeof spooled.event.messageId === "string") sourceOf(spooled.source)?.recent.add(spooled.event.messageId);
+        if (typeof spooled.event.messageId === "string") named(sources, spooled.source)?.recent.add(spooled.event.messageId);
         return jobOf(record.seq, spooled);
       }),
     );
@@ -256,8 +261,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     return { status: request.status, body: { success: false, message: request.message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
 
-  /** Stores accepted events durably: in the spool (then straight to the forwarders), or in Redis. */
-  /** Stores accepted events durably; a message when they could not be (answered 503). */
+  /**
+   * Stores accepted events durably: in the spool (then straight to the forwarders, prepared
+   * already), or in Redis. A message when they could not be stored (answered 503).
+   */
   const store = async (source: Source, fresh: { event: Record<string, unknown>; prepared: PrepareResult }[]): Promise<string | undefined> => {
     const name = source.destination.source ?? null;
     const records = fresh.map(({ event }) => JSON.stringify({ source: name, event } satisfies SpooledEvent));
@@ -283,7 +290,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       if (!(error instanceof OutputWriteError)) throw error;
       return `${error.message}; retry later`;
     }
-    pushAll(fresh.map(({ event }, index) => jobOf(seqs[index] as number, { source: name, event })));
+    pushAll(fresh.map(({ event, prepared }, index) => jobOf(seqs[index] as number, { source: name, event }, prepared)));
     return undefined;
   };
 
