@@ -64,7 +64,7 @@ export interface ForwardingHandlers {
 export class RedisQueue {
   readonly consumer = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   /**
-   * Per owned partition: giving it up; the ids of the events read and not yet ended; and, while
+   * Per owned partition: giving it up; the ids of the events read and not yet acknowledged; and, while
    * its pending events are read again (after taking it, or after a read whose answer was lost),
    * the last id read of them.
    */
@@ -154,7 +154,6 @@ export class RedisQueue {
     const ids = this.pendingAcks.get(partition) ?? [];
     ids.push(id);
     this.pendingAcks.set(partition, ids);
-    this.owned.get(partition)?.held.delete(id);
   }
 
   /** A dead letter, written to the dead-letter stream before the acks of the same commit. */
@@ -179,6 +178,9 @@ export class RedisQueue {
               multi.xDel(this.streamOf(partition), ids);
             }
             await multi.exec();
+            // Held until acknowledged: a history read meanwhile must not send them again, and a
+            // partition is given up only once Redis knows they ended.
+            for (const [partition, ids] of acks) for (const id of ids) this.owned.get(partition)?.held.delete(id);
           } catch (error) {
             this.pendingDead.unshift(...dead);
             for (const [partition, ids] of acks) this.pendingAcks.set(partition, [...ids, ...(this.pendingAcks.get(partition) ?? [])]);
