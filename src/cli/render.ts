@@ -1,4 +1,5 @@
 import chalk, { chalkStderr, type ChalkInstance } from "chalk";
+import { userOf } from "../core/shard.js";
 import type { Ora } from "ora";
 import type { DeliveryEvent } from "../core/deliver.js";
 import { describeOutcome } from "../core/deliver.js";
@@ -118,7 +119,7 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
 export function summarizeMessage(json: unknown): string {
   if (typeof json !== "object" || json === null) return "(not a message)";
   const m = json as Record<string, unknown>;
-  const who = m.userId ?? m["User ID"] ?? m.anonymousId ?? "";
+  const who = userOf(m) ?? "";
   const what = m.event ?? m.name ?? m.groupId ?? (m["Previous ID"] === undefined ? undefined : `from ${String(m["Previous ID"])}`);
   return [String(m.type ?? "?"), String(who), what === undefined ? "" : JSON.stringify(what)].filter(Boolean).join(" ");
 }

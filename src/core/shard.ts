@@ -38,10 +38,13 @@ function userKeyOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Record<string, unknown>;
+  return typeof value === "object" && value !== null ? userOf(value as Record<string, unknown>) : undefined;
+}
+
+/** Whom a message is about: userId, else an alias's "User ID", else anonymousId (non-empty text). */
+export function userOf(message: Readonly<Record<string, unknown>>): string | undefined {
   for (const field of ["userId", "User ID", "anonymousId"]) {
-    const key = record[field];
+    const key = message[field];
     if (typeof key === "string" && key !== "") return key;
   }
   return undefined;

@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { userOf } from "../../core/shard.js";
 import { startInspector, type Inspector, type InspectorEntry } from "../../adapters/inspector-server.js";
 import { startReceiver, type ReceivedRequest } from "../../adapters/receiver.js";
 import { maskHeaders } from "../../core/capture.js";
@@ -93,7 +94,7 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     method: request.method,
     path: request.path,
     type,
-    user: String(fields.userId ?? fields["User ID"] ?? fields.anonymousId ?? ""),
+    user: userOf(fields) ?? "",
     size: request.body.length,
     verdict: request.signature,
     reason: request.explanation,

@@ -1,4 +1,5 @@
 import { RedisQueue } from "../../adapters/redis-queue.js";
+import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
 import { neutralize } from "../../core/untrusted.js";
@@ -28,7 +29,7 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
       const record = JSON.parse(letter.record) as { outcome?: string; reason?: string; at?: string };
       const { event } = JSON.parse(letter.entry) as { event: Record<string, unknown> };
       output.record({ id: letter.id, partition: letter.partition, ...record, event });
-      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${String(event.type ?? "?")} ${String(event.userId ?? event.anonymousId ?? "")} ${String(event.messageId ?? "")}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
+      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${String(event.type ?? "?")} ${userOf(event) ?? ""} ${String(event.messageId ?? "")}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
     }
     output.log(`${letters.length} dead letter${letters.length === 1 ? "" : "s"} in ${queue.url}`);
     return 0;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { userOf } from "../../core/shard.js";
 import { resolve } from "node:path";
 import { startInspector, type Inspector } from "../../adapters/inspector-server.js";
 import { startReceiver, type Receiver } from "../../adapters/receiver.js";
@@ -201,7 +202,7 @@ async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output:
           method: "POST",
           path: request.path,
           type: String(event.type ?? ""),
-          user: String(event.userId ?? event.anonymousId ?? ""),
+          user: userOf(event) ?? "",
           size: Buffer.byteLength(body),
           verdict: "accepted",
           reason: request.source === undefined ? undefined : `source ${request.source}`,

@@ -1,4 +1,5 @@
 import { readLineBatches } from "../../adapters/line-reader.js";
+import { userOf } from "../../core/shard.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { requireSecret } from "../../config/secret.js";
 import { asCaptureRecord, verifyCapture } from "../../core/capture.js";
@@ -33,7 +34,7 @@ export async function runVerifyCapture(file: string, flags: VerifyFlags, globals
       if (verdict === "invalid" || verdict === "missing") bad += 1;
       const message = parseJson(record.body);
       const fields = message.ok && typeof message.value === "object" && message.value !== null ? (message.value as Record<string, unknown>) : {};
-      const user = String(fields.userId ?? fields["User ID"] ?? fields.anonymousId ?? "");
+      const user = userOf(fields) ?? "";
       output.record({ line: line.number, method: record.method, path: record.path, receivedAt: record.receivedAt, type: fields.type ?? null, verdict, ...(reason === undefined ? {} : { reason }) });
       rows.push([String(line.number), record.method, record.path, String(fields.type ?? ""), user, reason === undefined ? verdict : `${verdict}: ${reason}`].map((cell) => neutralize(cell)));
     }
