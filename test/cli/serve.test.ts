@@ -235,6 +235,9 @@ describe("wh serve: the tracking API by hand", () => {
     const wh = await serve(["--url", hook.url]);
     await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event: "E" }), { authorization: basic("wk") });
     await eventually(() => hook.requests.length === 1);
+    // The delivery is counted once wh has the receiver's answer: wait for that, then read both.
+    const scrape = async (): Promise<string> => (await fetch(`${wh.url}/metrics`)).text();
+    await expect.poll(scrape).toMatch(/^wh_serve_events_total\{outcome="delivered"\} 1$/m);
     const health = await fetch(`${wh.url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: "ok", spool: { depth: 0 } });
@@ -244,8 +247,8 @@ describe("wh serve: the tracking API by hand", () => {
     for (const family of ["wh_serve_requests_total", "wh_serve_events_accepted_total", "wh_serve_events_total", "wh_serve_retrying", "wh_serve_spool_depth", "wh_serve_delivery_latency_seconds"]) {
       expect(text).toContain(`# TYPE ${family} `);
     }
-    await eventually(() => /wh_serve_events_total\{outcome="delivered"\} 1/.test(text) || true);
     expect(text).toMatch(/^wh_serve_delivery_latency_seconds_count 1$/m);
+    expect(text).toMatch(/^wh_serve_requests_total\{status="200"\} 1$/m);
   });
 
   it("with no webhooks configured, delivers to an embedded receiver and shows each event verified", async () => {

@@ -138,6 +138,21 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     expect(wh.stderr()).toContain("Redis");
   }, 120_000);
 
+  it("splits accepting and forwarding between processes (--role accept, --role forward)", async () => {
+    const url = freshQueue();
+    const hook = await receiver();
+    const accepting = await serve(["--queue", url, "--partitions", "4", "--url", hook.url, "--role", "accept"]);
+    const forwarding = await serve(["--queue", url, "--url", hook.url, "--role", "forward"]);
+    const refused = await post(forwarding.url, "/v1/track", JSON.stringify({ userId: "u1", event: "E" }), { authorization: basic("wk") });
+    expect(refused).toMatchObject({ status: 404, json: { message: expect.stringContaining("--role forward") } });
+    for (const event of ["One", "Two", "Three"]) expect((await post(accepting.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    await eventually(() => hook.requests.length === 3, 15_000, "three deliveries");
+    expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two", "Three"]);
+    const owned = async (process: ServeProcess): Promise<number[]> => ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned;
+    expect(await owned(accepting)).toEqual([]);
+    expect(await owned(forwarding)).toEqual([0, 1, 2, 3]);
+  }, 30_000);
+
   it("dead letters go to a stream that wh serve dead-letters lists and replays", async () => {
     const url = freshQueue();
     let healed = false;
