@@ -1,12 +1,26 @@
-import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { createReadStream, readFile as readFileCallback, stat as statCallback } from "node:fs";
 import { resolve } from "node:path";
 import type { Readable } from "node:stream";
+import { promisify } from "node:util";
 import { InputError, UsageError } from "../core/errors.js";
 
+// node:fs's callbacks rather than node:fs/promises, which `wh sign` and `wh verify` would load for
+// one read: about 1 ms of their start-up (bench/cold-start.js).
+const readFile = promisify(readFileCallback);
+const stat = promisify(statCallback);
+
+/**
+ * Where standard input comes from. A getter is read only when the input is standard input:
+ * setting up process.stdin costs a command that reads a file part of its start-up.
+ */
+export interface StdinSource {
+  readonly stdin: Readable & { isTTY?: boolean };
+}
+
 /** Reads a whole file, or standard input for `-` or no file, as raw bytes. */
-export async function readInput(file: string | undefined, stdin: Readable & { isTTY?: boolean }, what: string): Promise<Buffer> {
+export async function readInput(file: string | undefined, from: StdinSource, what: string): Promise<Buffer> {
   if (file === undefined || file === "-") {
+    const { stdin } = from;
     if (stdin.isTTY === true) throw new UsageError(`no ${what}: give a FILE, or pipe it on standard input`);
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
@@ -38,8 +52,9 @@ export function describeFsError(error: unknown): string {
  * Opens an NDJSON input for streaming: a file (checked first, so a missing file is an input
  * error and not a stream error later), or standard input for `-` when something is piped in.
  */
-export async function openInputStream(file: string, cwd: string, stdin: Readable & { isTTY?: boolean }): Promise<Readable> {
+export async function openInputStream(file: string, cwd: string, from: StdinSource): Promise<Readable> {
   if (file === "-") {
+    const { stdin } = from;
     if (stdin.isTTY === true) throw new UsageError("no input: give an NDJSON file, or pipe it on standard input with -");
     return stdin;
   }

@@ -52,7 +52,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   const inputName = fromStdin ? "standard input" : file;
   const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? "wh-stdin.wh-ingest-journal" : `${file}.wh-ingest-journal`));
   const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? "wh-ingest-failed.ndjson" : `${file}.ingest-failed.ndjson`));
-  const stream = await openInputStream(file, io.cwd, io.stdin);
+  const stream = await openInputStream(file, io.cwd, io);
   const files = await RunFiles.open({
     command: "ingest",
     input: fromStdin ? "-" : resolve(io.cwd, file),

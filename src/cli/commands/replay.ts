@@ -50,7 +50,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`));
   const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? `wh-stdin${part}.wh-journal` : `${file}${part}.wh-journal`));
   const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
-  const stream = await openInputStream(file, io.cwd, io.stdin);
+  const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given)}`;
   let deadLetters: string | undefined;

@@ -133,6 +133,6 @@ function objectField(input: Record<string, unknown>, field: string): Record<stri
 }
 
 async function readData(data: string, io: CliIo): Promise<Record<string, unknown>> {
-  const text = data === "-" ? (await readInput("-", io.stdin, "--data")).toString("utf8") : data.startsWith("@") ? (await readInput(data.slice(1), io.stdin, "--data")).toString("utf8") : data;
+  const text = data === "-" ? (await readInput("-", io, "--data")).toString("utf8") : data.startsWith("@") ? (await readInput(data.slice(1), io, "--data")).toString("utf8") : data;
   return parseJsonObjectFlag("--data", text);
 }

@@ -12,7 +12,7 @@ export interface SignFlags {
 /** `wh sign [FILE|-]`: prints the X-Signature of the body's exact bytes. */
 export async function runSign(file: string | undefined, flags: SignFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const secret = await requireSecret(flags, io.env, io.cwd);
-  const body = await readInput(file, io.stdin, "body");
+  const body = await readInput(file, io, "body");
   const signature = signBody(secret, body);
   io.stdout.write(globals.json === true ? `${JSON.stringify({ signature, bytes: body.length })}\n` : `${signature}\n`);
   return 0;

@@ -135,7 +135,7 @@ async function* changeJobs(changes: TraitChange[], trait: string, mode: Destinat
 async function readUserTable(file: string, io: CliIo, wantValue: boolean): Promise<Map<string, unknown>> {
   const rows = new Map<string, unknown>();
   let parse: RowParser | undefined;
-  for await (const line of readLines(await openInputStream(file, io.cwd, io.stdin))) {
+  for await (const line of readLines(await openInputStream(file, io.cwd, io))) {
     if (line.text.trim() === "") continue;
     if (parse === undefined) {
       const created = createRowParser(line.text, wantValue, /\.csv$/i.test(file));

@@ -12,7 +12,7 @@ import type { VerifyFlags } from "./verify.js";
 /** One line per record of a capture, in a table (or one JSON record each): exit 0 when every signature holds. */
 export async function runVerifyCapture(file: string, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const secret = await requireSecret(flags, io.env, io.cwd);
-  const stream = await openInputStream(file, io.cwd, io.stdin);
+  const stream = await openInputStream(file, io.cwd, io);
   const output = new Output(io, globals);
   const rows: string[][] = [["line", "method", "path", "type", "user", "verdict"]];
   let bad = 0;

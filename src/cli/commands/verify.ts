@@ -25,7 +25,7 @@ export async function runVerify(file: string | undefined, flags: VerifyFlags, gl
   }
   if (flags.signature === undefined) throw new UsageError("--signature HEX is required (or --capture FILE to check a capture of wh listen)");
   const secret = await requireSecret(flags, io.env, io.cwd);
-  const body = await readInput(file, io.stdin, "body");
+  const body = await readInput(file, io, "body");
   const result = verifyBody(secret, body, flags.signature);
   let explanation: string | undefined;
   if (!result.ok && flags.explain === true) {
