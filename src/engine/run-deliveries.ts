@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { limitHeapGrowth } from "../adapters/heap-growth.js";
+import { limitHeapGrowth } from "../adapters/v8-flags.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type FinishedOutcome, type OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readInput } from "../../adapters/read-input.js";
+import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
 import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
@@ -59,6 +60,8 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     for (const destination of settings.destinations) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
     return 0;
   }
+  // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
+  keepWasmUnoptimized();
   const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
   try {
     const reports = await Promise.all(
