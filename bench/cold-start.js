@@ -35,8 +35,8 @@ function measure(commands) {
 const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
 const { port } = JSON.parse((await createInterface({ input: receiver.stdout })[Symbol.asyncIterator]().next()).value);
 try {
-  const send = ["bin/wh.js", "send", "track", "--user-id", "u1", "--event", "Order Completed", "--url", `http://127.0.0.1:${port}/hook`];
-  const [bare, sign, verify, sent] = measure([["-e", "0"], ["bin/wh.js", "sign", body], ["bin/wh.js", "verify", "--signature", "0".repeat(40), body], send]);
+  const send = ["bin/wh.cjs", "send", "track", "--user-id", "u1", "--event", "Order Completed", "--url", `http://127.0.0.1:${port}/hook`];
+  const [bare, sign, verify, sent] = measure([["-e", "0"], ["bin/wh.cjs", "sign", body], ["bin/wh.cjs", "verify", "--signature", "0".repeat(40), body], send]);
   console.log(`node -e 0:  ${bare.toFixed(1)} ms (median of ${RUNS})`);
   console.log(`wh sign:    ${sign.toFixed(1)} ms  ratio ${(sign / bare).toFixed(2)} (target <= 1.2)`);
   console.log(`wh verify:  ${verify.toFixed(1)} ms  ratio ${(verify / bare).toFixed(2)} (target <= 1.2)`);

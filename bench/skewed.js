@@ -38,7 +38,7 @@ const url = `http://127.0.0.1:${port}/hook`;
 function replay(extra) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["bin/wh.js", "replay", file, "--url", url, "--concurrency", "64", "--quiet", "--journal", `${file}.journal`, "--dead-letter", `${file}.failed`, ...extra], {
+    const child = spawn(process.execPath, ["bin/wh.cjs", "replay", file, "--url", url, "--concurrency", "64", "--quiet", "--journal", `${file}.journal`, "--dead-letter", `${file}.failed`, ...extra], {
       cwd: root,
       env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
       stdio: ["ignore", "ignore", "inherit"],

@@ -18,7 +18,7 @@ export function runWh(args, env = {}) {
   const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["--import", usageModule, "bin/wh.js", ...args], {
+    const child = spawn(process.execPath, ["--import", usageModule, "bin/wh.cjs", ...args], {
       cwd: root,
       env: { ...process.env, WH_SHARED_SECRET: "bench-secret", ...env, WH_BENCH_USAGE_FILE: usageFile },
       stdio: ["ignore", "pipe", "inherit"],
@@ -40,7 +40,7 @@ export function runWh(args, env = {}) {
 
 /** Starts `wh --json --quiet serve --port 0 …args` and resolves once it listens, with its URL. */
 export async function startServeProcess(args) {
-  const child = spawn(process.execPath, ["bin/wh.js", "--json", "--quiet", "serve", "--port", "0", "--max-body", "2mb", ...args], {
+  const child = spawn(process.execPath, ["bin/wh.cjs", "--json", "--quiet", "serve", "--port", "0", "--max-body", "2mb", ...args], {
     cwd: root,
     env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
     stdio: ["ignore", "pipe", "inherit"],

@@ -1,21 +1,117 @@
-// Bundles the CLI with esbuild into dist/cli-bundle/: one file for main and one chunk per lazily
-// imported command (code splitting keeps `wh verify` from loading what `wh replay` needs), so
-// Node's ESM loader reads a handful of files instead of hundreds. The library entry
-// (dist/index.js, with its types) is tsc's output and is not bundled.
+// Bundles the CLI with esbuild into dist/cli-bundle/, as CommonJS: on Node 20 a program whose
+// entry is an ES module pays about 5 ms to start Node's ESM loader, half of what `wh sign` may add
+// to a bare `node -e 0` (bench/cold-start.js). esbuild splits code only for ES modules, so the
+// lazy loading the source declares is kept here: whatever the source loads with a literal
+// `import("…")` (a module of its own, or a bundled package such as ora) is a file of its
+// own, dist/cli-bundle/<name>.cjs, and that import becomes `require("./<name>.cjs")`. A static
+// import is bundled in: what one command needs is read from one file, and its libraries (zod) are
+// set up once. core/errors lives in main.cjs, which exports it to the other files: main's
+// `instanceof WhError` must see the classes the commands throw. The library entry (dist/index.js,
+// with its types) is tsc's output and is not bundled.
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
-await build({
-  entryPoints: ["src/cli/main.ts"],
+const SRC = resolve("src");
+const MAIN = join(SRC, "cli/main.ts");
+const ERRORS = join(SRC, "core/errors.ts");
+// Loaded at run time by path (undici's agent alone), or CommonJS that finds files from its own
+// __filename (cosmiconfig): kept external, loaded from node_modules.
+const EXTERNAL = ["undici", "undici/*", "cosmiconfig", "redis", "@redis/*"];
+
+/** What the source loads with a literal `import("…")` (not a type's `typeof import`), by what it imports: its file and its name here. */
+function lazilyImported() {
+  const found = new Map();
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+        for (const [, specifier] of readFileSync(path, "utf8").matchAll(/(?<!typeof )\bimport\("([^"]+)"\)/g)) {
+          if (specifier.startsWith(".")) {
+            const file = resolve(dir, specifier.replace(/\.js$/, ".ts"));
+            found.set(file, { file, name: basename(file, ".ts") });
+          } else if (!EXTERNAL.some((pattern) => pattern === specifier || (pattern.endsWith("/*") && specifier.startsWith(pattern.slice(0, -1))))) {
+            found.set(specifier, { file: fileURLToPath(import.meta.resolve(specifier)), name: specifier.replace(/[@/]/g, "-").replace(/^-/, "") });
+          }
+        }
+      }
+    }
+  };
+  visit(SRC);
+  return found;
+}
+
+const lazy = lazilyImported();
+
+/**
+ * A dynamic import of what is loaded lazily becomes a require of its file; in the lazy files,
+ * core/errors comes from main.cjs. The import goes through a small ES module that re-exports the
+ * file: esbuild gives a .ts file of this "type": "module" package Node's interop for a required
+ * file (its `default` is the whole module.exports), but each file here is an ES module compiled to
+ * CommonJS (it sets __esModule), whose `default` is its default export (ora's function).
+ */
+function requireSeparateFiles(inMain) {
+  return {
+    name: "require-separate-files",
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === "entry-point") return undefined;
+        if (args.namespace === "wh-lazy") return { path: args.path, external: true };
+        const relative = args.path.startsWith(".");
+        const key = relative ? resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) : args.path;
+        if (!inMain && key === ERRORS) return { path: "./main.cjs", external: true };
+        const target = args.kind === "dynamic-import" ? lazy.get(key) : undefined;
+        return target === undefined ? undefined : { path: target.name, namespace: "wh-lazy" };
+      });
+      build.onLoad({ filter: /.*/, namespace: "wh-lazy" }, (args) => {
+        const file = JSON.stringify(`./${args.path}.cjs`);
+        return { contents: `export * from ${file};\nexport { default } from ${file};\n`, loader: "js" };
+      });
+    },
+  };
+}
+
+/** main.cjs is cli/main.ts, and exports core/errors for the lazily loaded files. */
+const mainWithErrors = {
+  name: "main-with-errors",
+  setup(build) {
+    build.onResolve({ filter: /^wh:main$/ }, () => ({ path: "main", namespace: "wh-main" }));
+    build.onLoad({ filter: /.*/, namespace: "wh-main" }, () => ({ contents: `export * from ${JSON.stringify(ERRORS)};\nimport ${JSON.stringify(MAIN)};\n`, resolveDir: SRC, loader: "js" }));
+  },
+};
+
+/**
+ * commander requires node:child_process at its top for executable subcommands (programs of their
+ * own), which wh does not have; it loads node:net and more on every start. Here it is loaded on use.
+ */
+const deferChildProcess = {
+  name: "defer-child-process",
+  setup(build) {
+    build.onResolve({ filter: /^node:child_process$/ }, (args) => (/[\\/]commander[\\/]/.test(args.importer) ? { path: "child_process", namespace: "wh-deferred" } : undefined));
+    build.onLoad({ filter: /.*/, namespace: "wh-deferred" }, () => ({ contents: 'module.exports = { get spawn() { return require("node:child_process").spawn; } };', loader: "js" }));
+  },
+};
+
+const options = {
   outdir: "dist/cli-bundle",
+  // One flat directory: two lazily loaded modules with the same name fail the build.
+  outExtension: { ".js": ".cjs" },
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
-  // Loaded at run time by path (undici's agent alone, commander's CommonJS entry), or CommonJS that
-  // finds files from its own __filename (cosmiconfig): kept external, loaded from node_modules.
-  external: ["undici", "undici/*", "cosmiconfig", "redis", "@redis/*"],
-  // Bundled CommonJS (commander) calls require() for Node's built-in modules.
-  banner: { js: 'import { createRequire as __whRequire } from "node:module"; const require = __whRequire(import.meta.url);' },
+  // An `import()` left (of an external package) becomes require(): no ESM loader at start-up.
+  supported: { "dynamic-import": false },
+  external: EXTERNAL,
+  // import.meta.url (two modules use it) is worked out when read, not at every start.
+  define: { "import.meta.url": "__whModule.url" },
+  banner: { js: 'const __whModule = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
   logLevel: "warning",
-});
+};
+
+await Promise.all([
+  build({ ...options, entryPoints: [{ in: "wh:main", out: "main" }], plugins: [mainWithErrors, requireSeparateFiles(true), deferChildProcess] }),
+  build({ ...options, entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })), plugins: [requireSeparateFiles(false), deferChildProcess] }),
+]);

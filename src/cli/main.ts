@@ -75,7 +75,9 @@ function reportError(error: unknown, io: CliIo, json: boolean): number {
   return 70;
 }
 
-await main();
+// Not a top-level await: the CLI is bundled as CommonJS (scripts/bundle-cli.mjs). main() settles
+// every outcome itself; Node keeps running until the command's work is done.
+void main();
 
 function writeJsonError(io: CliIo, error: Record<string, unknown>): void {
   io.stdout.write(`${JSON.stringify({ error })}\n`);

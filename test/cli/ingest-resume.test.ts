@@ -5,7 +5,7 @@ import { startRecordingServer, type RecordedRequest, type RecordingServer, type 
 import { makeTempDir, removeTempDirs, run, spawnWh } from "./run-wh.js";
 
 // wh ingest keeps replay's promises: dead letters per message, Ctrl-C within the grace period
-// even while batches wait to retry, and --resume. These tests spawn bin/wh.js (dist/).
+// even while batches wait to retry, and --resume. These tests spawn bin/wh.cjs (dist/).
 
 const WRITE_KEY = "wk_resume_S3cr3t";
 let servers: RecordingServer[] = [];

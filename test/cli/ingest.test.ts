@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
 
-// These tests spawn bin/wh.js, which runs dist/: `npm run build` first.
+// These tests spawn bin/wh.cjs, which runs dist/: `npm run build` first.
 
 const WRITE_KEY = "wk_cli_S3cr3tKey77";
 const BASIC = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString("base64")}`;

@@ -7,7 +7,7 @@ import { runSigned, trackLine } from "./replay-helpers.js";
 import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
 
 // Every file a run writes is checked before the first request: exit 2 naming the path and the
-// reason, nothing sent. These tests spawn bin/wh.js (dist/): `npm run build` first.
+// reason, nothing sent. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 let readOnlyDir: string | undefined;

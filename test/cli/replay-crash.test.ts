@@ -7,7 +7,7 @@ import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // kill -9 at random points, several times, then --resume to the end: the receiver's record
 // holds every event, and each user's events first arrived in file order.
-// These tests spawn bin/wh.js (dist/): `npm run build` first.
+// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

@@ -10,7 +10,7 @@ import { countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigne
 import { makeTempDir, removeTempDirs, run, type WhProcess } from "./run-wh.js";
 
 // A write that fails mid-run, poison lines, malformed answers, Retry-After storms and the exit
-// code of a resumed run. These tests spawn bin/wh.js (dist/): `npm run build` first.
+// code of a resumed run. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 const mounts: string[] = [];

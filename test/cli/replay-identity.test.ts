@@ -8,7 +8,7 @@ import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } fr
 import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // Resume only what was started, where it was started; one writer per journal.
-// These tests spawn bin/wh.js (dist/): `npm run build` first.
+// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

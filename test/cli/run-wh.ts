@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The repository root: bin/wh.js and fixtures/ live here. */
+/** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const BIN = join(ROOT, "bin", "wh.js");
+export const BIN = join(ROOT, "bin", "wh.cjs");
 export const FIXTURES = join(ROOT, "fixtures");
 
 export interface RunOptions {
@@ -62,7 +62,7 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env;
 }
 
-/** A running `node bin/wh.js …` whose output is collected as it arrives. */
+/** A running `node bin/wh.cjs …` whose output is collected as it arrives. */
 export interface WhProcess {
   child: ChildProcessWithoutNullStreams;
   stdout(): string;
@@ -75,7 +75,7 @@ export interface WhProcess {
   exited: Promise<RunResult>;
 }
 
-/** Starts `node bin/wh.js ...args` without waiting for it; for long-running commands like listen. */
+/** Starts `node bin/wh.cjs ...args` without waiting for it; for long-running commands like listen. */
 export async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess> {
   return spawnWh(args, { ...options, cwd: options.cwd ?? (await makeTempDir()) });
 }
@@ -134,7 +134,7 @@ export function spawnWh(args: readonly string[], options: RunOptions & { cwd: st
   };
 }
 
-/** Runs `node bin/wh.js ...args` to completion. */
+/** Runs `node bin/wh.cjs ...args` to completion. */
 export async function run(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const wh = await startWh(args, options);
   return wh.exited;

@@ -8,7 +8,7 @@ import { readNdjson, SECRET } from "./replay-helpers.js";
 import { FIXTURES, makeTempDir, removeTempDirs, run, startWh, type RunOptions } from "./run-wh.js";
 
 // Issue 10: real Segment events in, the classic and the Actions destination out, batches.
-// These tests spawn bin/wh.js (dist/): `npm run build` first.
+// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

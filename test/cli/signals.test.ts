@@ -8,7 +8,7 @@ import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned } from "./repla
 import { BIN, cleanEnv, makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // SIGTERM and SIGHUP, a closed stdout or stderr, and the spinner under a terminal.
-// These tests spawn bin/wh.js (dist/): `npm run build` first.
+// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

@@ -11,7 +11,7 @@ import { bodyOf, readNdjson, SECRET, trackLine } from "./replay-helpers.js";
 import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, run, spawnWh, type RunOptions } from "./run-wh.js";
 
 // Issue 9: a CLI that tells the truth. Spawned CLI against real servers on 127.0.0.1.
-// These tests spawn bin/wh.js (dist/): `npm run build` first.
+// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

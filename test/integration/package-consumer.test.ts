@@ -51,6 +51,6 @@ void client.close({ timeoutMs: 10 }).then(({ unsent }) => console.log(JSON.strin
     const output = execFileSync(process.execPath, [join(dir, "out", "consumer.js")], { cwd: dir, encoding: "utf8" });
 
     expect(JSON.parse(output)).toEqual({ ok: true, unsent: 0, report: null });
-    expect(packed[0]?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.d.ts", "dist/cli-bundle/main.js", "bin/wh.js"]));
+    expect(packed[0]?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.d.ts", "dist/cli-bundle/main.cjs", "bin/wh.cjs"]));
   });
 });
