@@ -1,23 +1,11 @@
 import { createRequire } from "node:module";
-import type { Agent as AgentClass, Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { HttpTransport, TransportResult } from "../core/deliver.js";
 import type { TransportErrorCode } from "../core/retry-policy.js";
+import { loadAgent } from "./undici-agent.js";
 
-/**
- * undici's index also loads fetch, WebSocket, caches and the rest: about 60 ms at start-up, for
- * every `wh send` and `wh replay`. The Agent on its own loads in about 20 ms. Should a later
- * undici 7 move the file, the whole package is loaded instead.
- */
+// What is loaded only when needed: node:tls (extra CAs) and the whole of undici (a proxy).
 const require = createRequire(import.meta.url);
-
-function loadAgent(): typeof AgentClass {
-  try {
-    return require("undici/lib/dispatcher/agent.js") as typeof AgentClass;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
-    return (require("undici") as typeof import("undici")).Agent;
-  }
-}
 
 const Agent = loadAgent();
 
