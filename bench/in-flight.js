@@ -1,6 +1,8 @@
 // Thousands in flight: a receiver in its own process answering after 50 ms, and wh replay at
 // --concurrency 512 and 2048 (unordered, so latency is the only limit: 512 / 50 ms = 10,240
-// events/s at most). Prints events/s against that ceiling, and the peak RSS.
+// events/s at most). Prints events/s against that ceiling, and the peak RSS. The receiver is warmed
+// up first with one unmeasured run: a fresh node:http server spends its first seconds compiling,
+// and a receiver in service is warm.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -23,6 +25,9 @@ async function replay(file, concurrency) {
 }
 
 try {
+  const warmUp = `${dataDir}events-50000.ndjson`;
+  if (!existsSync(warmUp)) await generateEvents(warmUp, 50_000);
+  await replay(warmUp, 512);
   for (const [concurrency, events] of [
     [512, 50_000],
     [2048, 100_000],
@@ -31,7 +36,7 @@ try {
     if (!existsSync(file)) await generateEvents(file, events);
     const { wallMs, summary, peakMb } = await replay(file, concurrency);
     const ceiling = (concurrency * 1000) / DELAY_MS;
-    const share = (rate) => `${((rate / ceiling) * 100).toFixed(0)}%`;
+    const share = (rate) => `${((rate / ceiling) * 100).toFixed(1)}%`;
     const whole = (events * 1000) / wallMs;
     console.log(
       `in flight:  --concurrency ${concurrency}, ${events} events, receiver after ${DELAY_MS} ms: ${summary.eventsPerSecond} events/s from first to last event = ${share(summary.eventsPerSecond)} of the ${ceiling} events/s latency allows (target >= 90% at 512); ${Math.round(whole)}/s = ${share(whole)} over the whole process, start-up included; peak RSS ${peakMb.toFixed(1)} MB (target < 250 MB at 2048)`,
