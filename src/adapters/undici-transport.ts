@@ -16,6 +16,12 @@ export interface UndiciTransportOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Keep the start of every answer's body, 2xx included (for --verbose); default only of the others. */
   keepEveryBody?: boolean | undefined;
+  /**
+   * How long a TCP connect and TLS handshake may take (default: undici's 10 s). Give it the
+   * attempt's timeout: a connection still not made by then is of no use, and while it is being
+   * made it keeps the agent from closing and the process from exiting.
+   */
+  connectTimeoutMs?: number | undefined;
 }
 
 const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
@@ -42,9 +48,10 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Clo
   // Certificates are always checked: rejectUnauthorized is set here, so that
   // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn the check off.
   const tls = { rejectUnauthorized: true as const, ...(ca === undefined ? {} : { ca }) };
+  const connect = options.connectTimeoutMs === undefined ? tls : { ...tls, timeout: options.connectTimeoutMs };
   const env = options.env ?? {};
   const proxied = PROXY_VARIABLES.some((name) => (env[name] ?? "") !== "");
-  const agent: Dispatcher = proxied ? createProxyAgent(env, tls) : new Agent({ connect: tls });
+  const agent: Dispatcher = proxied ? createProxyAgent(env, tls, connect) : new Agent({ connect });
   const keepEveryBody = options.keepEveryBody === true;
   const inFlight = new InFlightRequests();
   const targets = new WeakMap<URL, { origin: string; path: string }>();
@@ -92,7 +99,11 @@ class PostHandler {
   stop(result: TransportResult): void {
     if (this.stopped !== undefined) return;
     this.stopped = result;
-    this.abortRequest?.(new Error(result.kind === "error" ? result.message : "stopped"));
+    if (this.abortRequest !== undefined) this.abortRequest(new Error(result.kind === "error" ? result.message : "stopped"));
+    // Not connected yet (a TCP connect or TLS handshake that hangs): undici hands over the abort
+    // only once connected, after up to its own 10 s connect timeout. The attempt ends now; the
+    // request is aborted as soon as undici reaches onConnect, and its end is then ignored.
+    else this.settle(result);
   }
 
   onConnect(abort: (reason: Error) => void): void {
@@ -138,6 +149,7 @@ class PostHandler {
     this.settle(this.stopped ?? describeError(error));
   }
 
+  /** Called once when stopped before connecting, and again when undici ends the request: the first result counts. */
   private settle(result: TransportResult): void {
     this.inFlight.remove(this);
     this.resolve(result);
@@ -272,7 +284,7 @@ function errorMessage(error: unknown): string {
 }
 
 /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as undici reads them, with the same certificate rules to the target and the proxy. */
-function createProxyAgent(env: NodeJS.ProcessEnv, tls: { rejectUnauthorized: true; ca?: string[] }): Dispatcher {
+function createProxyAgent(env: NodeJS.ProcessEnv, tls: { rejectUnauthorized: true; ca?: string[] }, connect: typeof tls & { timeout?: number }): Dispatcher {
   // The whole package here: the proxy agent tunnels with Dispatcher#connect, which undici's index
   // adds to its dispatchers (loading the agent's file alone would leave it out).
   const { EnvHttpProxyAgent } = require("undici") as typeof import("undici");
@@ -281,7 +293,7 @@ function createProxyAgent(env: NodeJS.ProcessEnv, tls: { rejectUnauthorized: tru
     httpProxy: pick("HTTP_PROXY", "http_proxy"),
     httpsProxy: pick("HTTPS_PROXY", "https_proxy"),
     noProxy: pick("NO_PROXY", "no_proxy") ?? "",
-    connect: tls,
+    connect,
     requestTls: tls,
     proxyTls: tls,
   });

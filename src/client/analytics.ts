@@ -162,7 +162,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.maxAttempts = positive("maxAttempts", options.maxAttempts ?? 10);
     this.timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
     this.clock = options.clock ?? systemClock;
-    this.ownTransport = options.transport === undefined ? createUndiciTransport({ env: process.env }) : undefined;
+    this.ownTransport = options.transport === undefined ? createUndiciTransport({ env: process.env, connectTimeoutMs: this.timeoutMs }) : undefined;
     this.transport = options.transport ?? (this.ownTransport as ClosableTransport);
     const debug = options.debug ?? isDebugEnabled(process.env.DEBUG);
     this.log = debug ? (options.logger ?? ((line) => process.stderr.write(`${line}\n`))) : undefined;

@@ -1,8 +1,9 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptOutcome } from "../../src/core/retry-policy.js";
+import { createUndiciTransport } from "../../src/adapters/undici-transport.js";
 import type { Reply } from "../helpers/recording-server.js";
 import { FAST_POLICY, createHarness, deliver, safetyNet, targetOf, wait } from "./support.js";
 
@@ -113,6 +114,31 @@ describe("deliverMessage retries against a real server", () => {
     expect(events.find((event) => event.type === "response" && event.attempt === 1)).toMatchObject({ outcome: { kind: "error", code: "timeout" } });
     expect(report).toMatchObject({ outcome: "delivered", attempts: 2 });
     expect(requests).toBe(2);
+  });
+
+  it("T18b counts a TLS handshake that never finishes against the timeout, and the transport then closes at once", async () => {
+    // Accepts TCP and never answers the TLS ClientHello: undici never reaches onConnect.
+    const sockets = new Set<Socket>();
+    const silent = createNetServer((socket) => {
+      sockets.add(socket);
+      socket.resume();
+    });
+    silent.listen(0, "127.0.0.1");
+    await once(silent, "listening");
+    const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+    const transport = createUndiciTransport({ connectTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      const { report, events } = await deliver(BODY, { targets: [targetOf(url)], transport, timeoutMs: 300, policy: { ...FAST_POLICY, maxAttempts: 1 }, signal: safetyNet() });
+      expect(report).toMatchObject({ outcome: "failed", attempts: 1 });
+      expect(events.find((event) => event.type === "response" && event.attempt === 1)).toMatchObject({ outcome: { kind: "error", code: "timeout" } });
+      // undici's own connect timeout is 10 s: the attempt and the close end long before it.
+      await transport.close();
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 
   it("T19 retries a refused connection until the window closes, then fails naming ECONNREFUSED", async () => {
