@@ -44,7 +44,7 @@ export interface ClosableTransport extends HttpTransport {
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): ClosableTransport {
   // node:tls only with extra CAs: loading it costs a plain-HTTP `wh send` 1.5 ms (undici loads it for https).
-  const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...(require("node:tls") as typeof import("node:tls")).rootCertificates, ...options.ca];
+  const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...defaultCertificates(), ...options.ca];
   // Certificates are always checked: rejectUnauthorized is set here, so that
   // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot turn the check off.
   const tls = { rejectUnauthorized: true as const, ...(ca === undefined ? {} : { ca }) };
@@ -72,6 +72,16 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Clo
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * What Node trusts by default, to which --ca adds: a `ca` list replaces Node's own. Node 22.15 and
+ * later tell it whole, NODE_EXTRA_CA_CERTS included; Node 20 has only its bundled roots, so
+ * there the extra certificates are not trusted alongside --ca (as the README says).
+ */
+function defaultCertificates(): readonly string[] {
+  const tls = require("node:tls") as typeof import("node:tls") & { getCACertificates?: (type: "default") => string[] };
+  return typeof tls.getCACertificates === "function" ? tls.getCACertificates("default") : tls.rootCertificates;
 }
 
 /** One request under way: undici's handler, and what the sweeper and the abort listener stop. */

@@ -1,8 +1,10 @@
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import * as tls from "node:tls";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh } from "./run-wh.js";
+import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh } from "./run-wh.js";
 
 const SECRET = "s3cret-send";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -408,5 +410,35 @@ describe("wh send: static headers and --dry-run", () => {
     expect(record.headers.Authorization).toBe("***");
     expect(record.signature).toBe(hmacHex(SECRET, record.body));
     expect(result.stdout).not.toContain("Bearer x");
+  });
+});
+
+describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
+  const tlsFixture = (name: string): string => join(FIXTURES, "tls", name);
+  // Node 22.15 and later list what they trust by default, NODE_EXTRA_CA_CERTS included; Node 20 cannot.
+  const listsDefaults = typeof (tls as { getCACertificates?: unknown }).getCACertificates === "function";
+  let signed: RecordingServer;
+  beforeAll(async () => {
+    signed = await startRecordingServer({ tls: { key: readFileSync(tlsFixture("server.key")), cert: readFileSync(tlsFixture("server.crt")) } });
+  });
+  afterAll(() => signed.close());
+
+  /** A CA-signed receiver; --ca names an unrelated certificate; the signing CA comes, or not, from NODE_EXTRA_CA_CERTS. */
+  const sendSigned = (extra: string | undefined) =>
+    run(["send", "track", "--user-id", "u1", "--event", "E", "--url", signed.url, "--secret", SECRET, "--ca", tlsFixture("self-signed.crt"), "--retry-window", "0s"], { env: { NODE_EXTRA_CA_CERTS: extra } });
+
+  it.runIf(listsDefaults)("keeps trusting the certificates of NODE_EXTRA_CA_CERTS when --ca adds another", async () => {
+    const result = await sendSigned(tlsFixture("ca.crt"));
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+    expect(result.code).toBe(0);
+    expect(signed.requests).toHaveLength(1);
+  });
+
+  it("does not trust the receiver when neither --ca nor NODE_EXTRA_CA_CERTS holds its CA, and sends it nothing", async () => {
+    const before = signed.requests.length;
+    const result = await sendSigned(undefined);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/untrusted certificate/i);
+    expect(signed.requests).toHaveLength(before);
   });
 });
