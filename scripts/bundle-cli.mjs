@@ -36,7 +36,7 @@ function lazilyImported() {
           if (specifier.startsWith(".")) {
             const file = resolve(dir, specifier.replace(/\.js$/, ".ts"));
             found.set(file, { file, name: basename(file, ".ts") });
-          } else if (!isExternal(specifier)) {
+          } else if (!specifier.startsWith("node:") && !isExternal(specifier)) {
             found.set(specifier, { file: fileURLToPath(import.meta.resolve(specifier)), name: specifier.replace(/[@/]/g, "-").replace(/^-/, "") });
           }
         }
