@@ -111,8 +111,8 @@ class PostHandler {
     this.stopped = result;
     if (this.abortRequest !== undefined) this.abortRequest(new Error(result.kind === "error" ? result.message : "stopped"));
     // Not connected yet (a TCP connect or TLS handshake that hangs): undici hands over the abort
-    // only once connected, after up to its own 10 s connect timeout. The attempt ends now; the
-    // request is aborted as soon as undici reaches onConnect, and its end is then ignored.
+    // only once connected, or fails at its connect timeout (10 s unless connectTimeoutMs). The
+    // attempt ends now; the request is aborted if undici reaches onConnect, and its end is ignored.
     else this.settle(result);
   }
 
