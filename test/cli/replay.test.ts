@@ -61,6 +61,21 @@ describe("wh replay: order and concurrency", () => {
     expect([...counts.keys()].sort()).toEqual(events.map((event) => event.messageId));
     expect([...counts.values()].every((count) => count === 1)).toBe(true);
   });
+
+  it("opens no more connections than --concurrency: a connection an answer frees carries the next event", async () => {
+    const dir = await makeTempDir();
+    const events = manyEvents(400, 40);
+    await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}
+`).join(""));
+    const server = await receiver({ replies: [{ status: 200, delayMs: 2 }] });
+
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--concurrency", "8", "--ordered", "none"], { cwd: dir });
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests).toHaveLength(400);
+    expect(server.connections).toBeGreaterThan(0);
+    expect(server.connections).toBeLessThanOrEqual(8);
+  });
 });
 
 describe("wh replay --rate", () => {

@@ -24,6 +24,8 @@ export interface RecordingServer {
   url: string;
   port: number;
   requests: RecordedRequest[];
+  /** How many connections clients have opened to it. */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,8 @@ export async function startRecordingServer(options: RecordingServerOptions = {})
     });
   };
   const server: Server = options.tls === undefined ? createHttpServer(handler) : createHttpsServer(options.tls, handler);
+  let connections = 0;
+  server.on(options.tls === undefined ? "connection" : "secureConnection", () => (connections += 1));
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
@@ -66,6 +70,9 @@ export async function startRecordingServer(options: RecordingServerOptions = {})
     url: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${port}/hook`,
     port,
     requests,
+    get connections() {
+      return connections;
+    },
     async close() {
       const closed = new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
