@@ -5,8 +5,8 @@ import { promisify } from "node:util";
 import { InputError, UsageError } from "../core/errors.js";
 
 // node:fs's callbacks rather than node:fs/promises, which `wh sign` and `wh verify` would load for
-// one read: about 1 ms of their start-up (bench/cold-start.js).
-const readFile = promisify(readFileCallback);
+// one read: about 1 ms of their start-up (bench/cold-start.js). Their secret file is read with it too.
+export const readFile = promisify(readFileCallback);
 const stat = promisify(statCallback);
 
 /**

@@ -1,10 +1,6 @@
-import { readFile as readFileCallback } from "node:fs";
-import { promisify } from "node:util";
+import { readFile } from "../adapters/read-input.js";
 import { UsageError } from "../core/errors.js";
 import { stripBom } from "../core/text.js";
-
-// Not node:fs/promises, for the start-up of `wh sign` and `wh verify` (as in adapters/read-input.ts).
-const readFile = promisify(readFileCallback);
 
 export type SecretOrigin = "--secret" | "--secret-file" | "WH_SHARED_SECRET" | "config file";
 
