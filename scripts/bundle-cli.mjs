@@ -115,8 +115,8 @@ const bundleUndiciAgent = {
 };
 
 /**
- * undici loads node:http2 when it loads its HTTP/1 client, for the constants it reads there: about
- * 4 ms of every `wh send`, which speaks HTTP/1.1 only (undici's allowH2 is off). Here the constants
+ * undici's client loads its HTTP/2 half, and with it node:http2, for constants read at load time:
+ * about 4 ms of every `wh send`, which speaks HTTP/1.1 only (undici's allowH2 is off). Here the constants
  * are those of the Node that builds (HTTP/2's, fixed by RFC 9113), and the module itself is loaded
  * on first use of anything else.
  */

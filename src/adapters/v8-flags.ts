@@ -2,8 +2,8 @@ import { setFlagsFromString } from "node:v8";
 
 // The V8 settings wh changes at run time, each for a measured reason. Both flags exist and are
 // settable at run time on Node 20, 22 and 24 (a flag V8 does not know is refused with a line on
-// stderr, which the CLI tests would show); they change when V8 collects or optimizes, never what
-// the program does.
+// stderr; the send and replay tests assert that line is absent); they change when V8 collects or optimizes,
+// never what the program does.
 
 /**
  * Keeps a long stream's memory flat and small. Replaying a large file allocates fast but keeps
