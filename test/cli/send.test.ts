@@ -1,11 +1,9 @@
-import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import * as tls from "node:tls";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRecordingServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
+import { startRecordingServer, startSilentServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
 import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh } from "./run-wh.js";
 
 const SECRET = "s3cret-send";
@@ -447,23 +445,15 @@ describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
 
 describe("wh send --timeout against a TLS handshake that never finishes", () => {
   it("ends the attempt and the process at the timeout, not at undici's 10 s connect timeout", async () => {
-    // Accepts TCP and never answers the ClientHello.
-    const sockets = new Set<Socket>();
-    const silent = createNetServer((socket) => {
-      sockets.add(socket);
-      socket.resume();
-    });
-    silent.listen(0, "127.0.0.1");
-    await once(silent, "listening");
+    const silent = await startSilentServer();
     try {
-      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+      const url = `https://127.0.0.1:${silent.port}/hook`;
       const started = Date.now();
       const result = await run(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--secret", SECRET, "--timeout", "300ms", "--retry-window", "0s"]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("no response within 300ms");
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
-      for (const socket of sockets) socket.destroy();
       silent.close();
     }
   });

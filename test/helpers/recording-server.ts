@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { afterEach, beforeEach } from "vitest";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 
 export interface RecordedRequest {
   method: string;
@@ -107,4 +107,22 @@ export function serverForEachTest(use: (server: RecordingServer) => void): void 
   afterEach(async () => {
     await current?.close();
   });
+}
+
+/** A TCP server on 127.0.0.1 that accepts connections and never answers (a TLS handshake to it never finishes). */
+export async function startSilentServer(): Promise<{ port: number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.resume();
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    port: (server.address() as AddressInfo).port,
+    close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
 }

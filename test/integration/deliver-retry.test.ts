@@ -1,10 +1,10 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptOutcome } from "../../src/core/retry-policy.js";
 import { createUndiciTransport } from "../../src/adapters/undici-transport.js";
-import type { Reply } from "../helpers/recording-server.js";
+import { startSilentServer, type Reply } from "../helpers/recording-server.js";
 import { FAST_POLICY, createHarness, deliver, safetyNet, targetOf, wait } from "./support.js";
 
 const BODY = '{"version":1,"type":"track","userId":"u1","event":"Retried","properties":{},"timestamp":"2026-11-21T09:30:08.276Z"}';
@@ -117,15 +117,9 @@ describe("deliverMessage retries against a real server", () => {
   });
 
   it("T18b counts a TLS handshake that never finishes against the timeout, and the transport then closes at once", async () => {
-    // Accepts TCP and never answers the TLS ClientHello: undici never reaches onConnect.
-    const sockets = new Set<Socket>();
-    const silent = createNetServer((socket) => {
-      sockets.add(socket);
-      socket.resume();
-    });
-    silent.listen(0, "127.0.0.1");
-    await once(silent, "listening");
-    const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+    // A TLS handshake to it never finishes: undici never reaches onConnect.
+    const silent = await startSilentServer();
+    const url = `https://127.0.0.1:${silent.port}/hook`;
     const transport = createUndiciTransport({ connectTimeoutMs: 300 });
     try {
       const started = Date.now();
@@ -136,7 +130,6 @@ describe("deliverMessage retries against a real server", () => {
       await transport.close();
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
-      for (const socket of sockets) socket.destroy();
       silent.close();
     }
   });
