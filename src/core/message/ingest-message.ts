@@ -1,5 +1,5 @@
 import { checkRequiredFields, checkShape, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
-import { formatIssues, inboundMessageSchema, type MessageType } from "./schema.js";
+import { formatIssues, parseInboundMessage, type MessageType } from "./schema.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
 
@@ -28,7 +28,7 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
   if (!(INGEST_TYPES as readonly unknown[]).includes(type)) {
     return { ok: false, code: "E_INVALID_MESSAGE", error: `type: expected one of ${INGEST_TYPES.join(", ")} (got ${JSON.stringify(type)})` };
   }
-  const parsed = inboundMessageSchema.safeParse(input);
+  const parsed = parseInboundMessage(input);
   if (!parsed.success) return { ok: false, code: "E_INVALID_MESSAGE", error: formatIssues(parsed.error).join("; ") };
   const message = parsed.data;
   // The same field rules as the destination side: a page's properties.url is a string here too.

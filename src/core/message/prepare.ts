@@ -1,8 +1,8 @@
 import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import {
   formatIssues,
-  inboundMessageSchema,
-  outboundMessageSchema,
+  parseInboundMessage,
+  parseOutboundMessage,
   type InboundMessage,
   type MessageType,
 } from "./schema.js";
@@ -146,7 +146,7 @@ function fromClassicAlias(value: Record<string, unknown>): Record<string, unknow
 
 /** The schema, the seed's rules and the timestamp (normalised, or now): what every event must pass. */
 function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
-  const parsed = inboundMessageSchema.safeParse(value);
+  const parsed = parseInboundMessage(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
   const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
@@ -157,7 +157,7 @@ function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message:
 }
 
 function prepareOutbound(value: Record<string, unknown>, body: string): PrepareResult {
-  const parsed = outboundMessageSchema.safeParse(value);
+  const parsed = parseOutboundMessage(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
   const identity = { ...message, userId: message.userId ?? message["User ID"], previousId: message["Previous ID"] };

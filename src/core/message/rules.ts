@@ -1,4 +1,4 @@
-import { formatIssues, pagePropertiesSchema, screenContextSchema, type MessageType } from "./schema.js";
+import { formatIssues, parsePageProperties, parseScreenContext, type MessageType } from "./schema.js";
 
 /** The largest message accepted, in bytes of serialised JSON (the seed's 32 KB). */
 export const MAX_MESSAGE_BYTES = 32_000;
@@ -60,7 +60,7 @@ export function sizeError(bytes: number): string {
 
 /** The seed's typed fields: page properties and screen context are strings where the seed names them. */
 export function checkShape(type: MessageType, properties: unknown, context: unknown): string | undefined {
-  const check = type === "page" ? pagePropertiesSchema.safeParse(properties ?? {}) : type === "screen" ? screenContextSchema.safeParse(context ?? {}) : undefined;
+  const check = type === "page" ? parsePageProperties(properties ?? {}) : type === "screen" ? parseScreenContext(context ?? {}) : undefined;
   if (check === undefined || check.success) return undefined;
   const prefix = type === "page" ? "properties" : "context";
   return formatIssues(check.error)

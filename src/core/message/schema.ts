@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
+import { withFastPath } from "../schema-check.js";
 
 // zod/mini (the same library, its tree-shakable API) keeps every command that validates a small
 // bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English here.
@@ -45,6 +46,7 @@ export const inboundMessageSchema = z.looseObject({
   messageId: z.optional(z.string().check(z.minLength(1))),
 });
 export type InboundMessage = z.infer<typeof inboundMessageSchema>;
+export const parseInboundMessage = withFastPath(inboundMessageSchema);
 
 const stringFields = <const K extends string>(...keys: K[]) =>
   z.looseObject(Object.fromEntries(keys.map((key) => [key, z.optional(z.string())])) as Record<K, z.ZodMiniOptional<z.ZodMiniString>>);
@@ -59,6 +61,8 @@ export const screenContextSchema = z.looseObject({
   os: z.optional(stringFields(...SCREEN_CONTEXT_STRINGS.os)),
   app: z.optional(stringFields(...SCREEN_CONTEXT_STRINGS.app)),
 });
+export const parsePageProperties = withFastPath(pagePropertiesSchema);
+export const parseScreenContext = withFastPath(screenContextSchema);
 
 /**
  * The dotted paths, per message type and field, that the schema holds to be strings: a flag such
@@ -89,6 +93,7 @@ export const outboundMessageSchema = z.looseObject({
   messageId: z.optional(z.string()),
 });
 export type OutboundMessage = z.infer<typeof outboundMessageSchema>;
+export const parseOutboundMessage = withFastPath(outboundMessageSchema);
 
 /** Formats zod issues as `path: problem`, the way every error in wh names a place. */
 export function formatIssues(error: z.core.$ZodError): string[] {

@@ -1,0 +1,101 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import * as z from "zod/mini";
+import { compileCheck, withFastPath } from "../../src/core/schema-check.js";
+import { inboundMessageSchema, outboundMessageSchema, pagePropertiesSchema, screenContextSchema } from "../../src/core/message/schema.js";
+
+const SCHEMAS = { inboundMessageSchema, outboundMessageSchema, pagePropertiesSchema, screenContextSchema };
+
+/** Values of every kind, for every field: each is tried in place of each field of each message. */
+const SAMPLES: unknown[] = [undefined, null, "", "x", "track", "page", 0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, false, {}, { a: 1 }, [], ["x"], () => 1, new Date(0)];
+
+const FIXTURES = readFileSync(new URL("../../fixtures/events.ndjson", import.meta.url), "utf8")
+  .split("\n")
+  .filter((line) => line.trim() !== "")
+  .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+const MESSAGES: Record<string, unknown>[] = [
+  ...FIXTURES,
+  { version: 1, type: "track", userId: "u1", event: "Order Completed", properties: {}, context: { library: { name: "x" } }, messageId: "m-1", timestamp: "2026-11-21T09:30:08.276Z" },
+  { version: 1, type: "alias", "Previous ID": "a-1", "User ID": "u1", timestamp: "2026-11-21T09:30:08.276Z" },
+  { type: "screen", userId: "u1", name: "Home", context: { device: { model: "Pixel", type: "android" }, os: { name: "Android", version: "15" }, app: { build: "7", name: "Shop", version: "2.1" } } },
+  { path: "/pricing", referrer: "https://example.com/", title: "Pricing", url: "https://example.com/pricing", extra: 5 },
+  { device: { model: "Pixel" }, os: {}, app: { name: "Shop" }, locale: "en" },
+];
+
+/** Every message with one field (top level, or one level down) replaced by each sample, or removed. */
+function* variants(): Generator<unknown> {
+  yield* [null, undefined, "track", 5, [], [{ type: "track" }], () => ({})];
+  for (const message of MESSAGES) {
+    yield message;
+    const keys = new Set([...Object.keys(message), ...Object.values(SCHEMAS).flatMap((schema) => Object.keys(schema._zod.def.shape))]);
+    for (const key of keys) {
+      const { [key]: _removed, ...rest } = message;
+      yield rest;
+      for (const sample of SAMPLES) yield { ...message, [key]: sample };
+      const inner = message[key];
+      if (typeof inner === "object" && inner !== null && !Array.isArray(inner)) {
+        for (const innerKey of ["device", "os", "app", "model", "name", "path", "url"]) {
+          for (const sample of SAMPLES) yield { ...message, [key]: { ...inner, [innerKey]: sample } };
+        }
+      }
+    }
+  }
+}
+
+describe("compileCheck: a yes-or-no check compiled from a zod schema", () => {
+  it.each(Object.entries(SCHEMAS))("compiles %s (every message schema gets the fast path)", (_name, schema) => {
+    expect(compileCheck(schema)).toBeTypeOf("function");
+  });
+
+  it.each(Object.entries(SCHEMAS))("agrees with zod's safeParse on every value tried, for %s", (_name, schema) => {
+    const check = compileCheck(schema) as (value: unknown) => boolean;
+    let accepted = 0;
+    let refused = 0;
+    for (const value of variants()) {
+      const success = schema.safeParse(value).success;
+      expect({ value, accepted: check(value) }).toEqual({ value, accepted: success });
+      if (success) accepted += 1;
+      else refused += 1;
+    }
+    // Both answers are exercised, many times over.
+    expect(accepted).toBeGreaterThan(50);
+    expect(refused).toBeGreaterThan(50);
+  });
+
+  it.each([
+    ["an object that strips other keys", z.object({ a: z.string() })],
+    ["a strict object", z.strictObject({ a: z.string() })],
+    ["a default", z.looseObject({ a: z._default(z.string(), "x") })],
+    ["a transform", z.pipe(z.string(), z.transform((text) => text.length))],
+    ["an exact optional", z.looseObject({ a: z.exactOptional(z.string()) })],
+    ["another string check", z.string().check(z.regex(/^a/))],
+    ["a coercing string", z.coerce.string()],
+    ["an array", z.array(z.string())],
+  ])("gives no check for %s: zod parses every value", (_name, schema) => {
+    expect(compileCheck(schema)).toBeUndefined();
+  });
+});
+
+describe("withFastPath: zod's safeParse, with the compiled check first", () => {
+  const parse = withFastPath(inboundMessageSchema);
+
+  it("returns an accepted value itself, other keys and all", () => {
+    const message = { type: "track", userId: "u1", event: "Signed Up", receivedAt: "2026-11-21T09:30:08.276Z" };
+    const result = parse(message);
+    expect(result.success).toBe(true);
+    expect(result.data).toBe(message);
+  });
+
+  it("returns zod's own issues for a refused value", () => {
+    const result = parse({ type: "track", userId: 5, messageId: "" });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.path.join("."))).toEqual(["userId", "messageId"]);
+  });
+
+  it("is zod's safeParse alone for a schema it cannot compile", () => {
+    const stripping = z.object({ a: z.string() });
+    const result = withFastPath(stripping)({ a: "x", b: 1 });
+    expect(result).toEqual({ success: true, data: { a: "x" } });
+  });
+});
