@@ -1,6 +1,6 @@
 // Replay side by side with plain load generators on the same receiver (autocannon, and wrk when
-// it is installed): requests/s and µs of CPU per request for each, taking turns round by round;
-// then replay's peak RSS on 1,000,000 events.
+// it is installed) and with a bare undici loop (bench/undici-loop.js): requests/s and µs of CPU
+// per request for each, taking turns round by round; then replay's peak RSS on 1,000,000 events.
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { generateEvents, sampleBody } from "./generate.js";
-import { runWh } from "./wh-process.js";
+import { runMeasured, runWh } from "./wh-process.js";
 
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
@@ -35,6 +35,13 @@ async function runReplay(file, url) {
   if (run.code !== 0) throw new Error(`wh replay exited ${run.code}`);
   for (const leftover of [`${file}.wh-journal`, `${file}.failed.ndjson`]) rmSync(leftover, { force: true });
   return run;
+}
+
+/** The bare undici loop of bench/undici-loop.js over the same file: what wh replay adds to undici. */
+async function runUndiciLoop(file, url) {
+  const run = await runMeasured([fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(CONCURRENCY)]);
+  if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
+  return { perSecond: (THROUGHPUT_EVENTS * 1000) / run.wallMs, cpuPerRequestUs: run.cpuUs / THROUGHPUT_EVENTS };
 }
 
 const signed = (body) => ({ "content-type": "application/json", "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") });
@@ -80,7 +87,7 @@ const receiver = await startReceiver();
 try {
   // They take turns, each round after a pause: whatever the machine is doing at one moment
   // weighs on all of them, and the figures are the medians of the rounds.
-  const tools = { autocannon: [], ...(hasWrk ? { wrk: [] } : {}), "wh replay": [] };
+  const tools = { autocannon: [], ...(hasWrk ? { wrk: [] } : {}), "undici loop": [], "wh replay": [] };
   for (let round = 0; round < ROUNDS; round += 1) {
     tools.autocannon.push(await runAutocannon(receiver.url, sampleBody()));
     await settle();
@@ -88,6 +95,8 @@ try {
       tools.wrk.push(runWrk(receiver.url, sampleBody()));
       await settle();
     }
+    tools["undici loop"].push(await runUndiciLoop(throughputFile, receiver.url));
+    await settle();
     const replayed = await runReplay(throughputFile, receiver.url);
     if (replayed.summary.delivered !== THROUGHPUT_EVENTS) throw new Error(`wh replay delivered ${replayed.summary.delivered} of ${THROUGHPUT_EVENTS}`);
     tools["wh replay"].push({ perSecond: (THROUGHPUT_EVENTS * 1000) / replayed.wallMs, cpuPerRequestUs: replayed.cpuUs / THROUGHPUT_EVENTS });
@@ -97,11 +106,13 @@ try {
   for (const [name, runs] of Object.entries(tools)) {
     const rate = median(runs.map((run) => run.perSecond));
     const cpu = median(runs.map((run) => run.cpuPerRequestUs));
-    console.log(`${name.padEnd(11)} ${String(Math.round(rate)).padStart(7)} requests/s  ${cpu.toFixed(1).padStart(5)} µs CPU per request${name === "wh replay" ? "  (target <= 30 µs)" : ""}`);
+    console.log(`${name.padEnd(12)} ${String(Math.round(rate)).padStart(7)} requests/s  ${cpu.toFixed(1).padStart(5)} µs CPU per request${name === "wh replay" ? "  (target <= 30 µs)" : ""}`);
   }
   if (!hasWrk) console.log("wrk:        not installed (apt-get install wrk; see the README's Benchmarks section)");
   const ratio = median(tools["wh replay"].map((run) => run.perSecond)) / median(tools.autocannon.map((run) => run.perSecond));
   console.log(`ratio:      wh replay / autocannon ${ratio.toFixed(3)} (target >= 0.6)`);
+  const cpuOf = (name) => median(tools[name].map((run) => run.cpuPerRequestUs));
+  console.log(`CPU:        wh replay / undici loop ${(cpuOf("wh replay") / cpuOf("undici loop")).toFixed(2)} (the issue's 30 µs was 0.75 of its undici loop's 40 µs)`);
 
   if (RSS_EVENTS > 0) {
     const rssFile = `${dataDir}events-${RSS_EVENTS}.ndjson`;

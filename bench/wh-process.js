@@ -14,11 +14,16 @@ const usageModule = fileURLToPath(new URL("./usage.js", import.meta.url));
 let runs = 0;
 
 export function runWh(args, env = {}) {
+  return runMeasured(["bin/wh.cjs", ...args], env);
+}
+
+/** Any Node script run the same way (`bench/undici-loop.js`), measured alike. */
+export function runMeasured(scriptAndArgs, env = {}) {
   runs += 1;
   const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["--import", usageModule, "bin/wh.cjs", ...args], {
+    const child = spawn(process.execPath, ["--import", usageModule, ...scriptAndArgs], {
       cwd: root,
       env: { ...process.env, WH_SHARED_SECRET: "bench-secret", ...env, WH_BENCH_USAGE_FILE: usageFile },
       stdio: ["ignore", "pipe", "inherit"],
