@@ -7,8 +7,8 @@ import type * as z from "zod/mini";
  * object keeps its other keys); when it says no, zod parses the value and says why. The schema
  * stays the one definition of what is valid.
  *
- * Why: zod builds a result object and an issue list for every field it looks at, about 2.8 KB per
- * event on replay's hot path, and 8% of the instructions of a whole run (valgrind, 20,000 events).
+ * Why: zod builds a result object and an issue list for every field it looks at: 2.7 KB of the
+ * 16.8 KB replay allocated per event, and 1.1 us per message against 0.23 us for the check.
  * Only the kinds wh's message schemas are built from are compiled; a schema holding any other kind
  * (a default, a transform, a strict or stripping object, another check) gets no fast path, and
  * zod parses every value.
