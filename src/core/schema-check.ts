@@ -1,4 +1,5 @@
 import type * as z from "zod/mini";
+import { isJsonObject } from "./message/parse-json.js";
 
 /**
  * zod's safeParse with a fast path for the values it accepts: a yes-or-no check compiled once from
@@ -84,9 +85,8 @@ function compileLooseObject(def: z.core.$ZodObjectDef): Check | undefined {
     checks.push(check);
   }
   return (value) => {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-    const object = value as Record<string, unknown>;
-    for (let index = 0; index < keys.length; index += 1) if (!(checks[index] as Check)(object[keys[index] as string])) return false;
+    if (!isJsonObject(value)) return false;
+    for (let index = 0; index < keys.length; index += 1) if (!(checks[index] as Check)(value[keys[index] as string])) return false;
     return true;
   };
 }

@@ -4,6 +4,7 @@ import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
 import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
+import { isJsonObject } from "../../core/message/parse-json.js";
 import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { MESSAGE_TYPES, stringFieldPaths, type MessageType } from "../../core/message/schema.js";
 import { createDeliverer } from "../../engine/deliverer.js";
@@ -132,7 +133,7 @@ async function buildInput(type: MessageType, flags: SendFlags, io: CliIo): Promi
 
 function objectField(input: Record<string, unknown>, field: string): Record<string, unknown> {
   const value = input[field];
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+  return isJsonObject(value) ? { ...value } : {};
 }
 
 async function readData(data: string, io: CliIo): Promise<Record<string, unknown>> {

@@ -1,6 +1,11 @@
 /** Deeper JSON than this is refused: nothing real nests so deep, and serialising it would overflow the stack. */
 export const MAX_JSON_DEPTH = 256;
 
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 export type ParsedJson = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**

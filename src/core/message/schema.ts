@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
 import { withFastPath } from "../schema-check.js";
+import { isJsonObject } from "./parse-json.js";
 
 // zod/mini (the same library, its tree-shakable API) keeps every command that validates a small
 // bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English here.
@@ -19,7 +20,7 @@ const messageType = z.enum(MESSAGE_TYPES, {
  * A JSON object, checked but not copied: z.record would rebuild every properties, traits and
  * context object key by key, a cost that showed in replay's profile.
  */
-const jsonObject = z.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), {
+const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, {
   error: (issue) => `Invalid input: expected object, received ${issue.input === null ? "null" : Array.isArray(issue.input) ? "array" : typeof issue.input}`,
 });
 const optionalId = z.nullish(z.string());

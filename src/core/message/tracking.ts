@@ -1,4 +1,5 @@
 import { MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { isJsonObject } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
 
@@ -56,7 +57,7 @@ export type ExpandResult =
  *   client's clock: receivedAt - (sentAt - originalTimestamp) when the client sent `sentAt`.
  */
 export function expandRequest(call: string, body: unknown, context: AcceptContext): ExpandResult {
-  if (!isObject(body)) return { ok: false, error: "the body must be a JSON object" };
+  if (!isJsonObject(body)) return { ok: false, error: "the body must be a JSON object" };
   const writeKey = typeof body.writeKey === "string" && body.writeKey !== "" ? body.writeKey : undefined;
   let raw: unknown[];
   let shared: Record<string, unknown> = {};
@@ -71,7 +72,7 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   const events: Record<string, unknown>[] = [];
   for (const [index, item] of raw.entries()) {
     const where = call === "batch" ? `batch[${index}]: ` : "";
-    if (!isObject(item)) return { ok: false, error: `${where}an event must be a JSON object` };
+    if (!isJsonObject(item)) return { ok: false, error: `${where}an event must be a JSON object` };
     const bytes = Buffer.byteLength(JSON.stringify(item));
     if (bytes > MAX_MESSAGE_BYTES) return { ok: false, error: `${where}${sizeError(bytes)}` };
     const enriched = enrich(item, shared, context);
@@ -87,8 +88,8 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
   const integrations = mergeObjects(batch.integrations, event.integrations);
   if (context !== undefined) event.context = context;
   if (integrations !== undefined) event.integrations = integrations;
-  if (ip !== undefined && (event.context === undefined || (isObject(event.context) && event.context.ip === undefined))) {
-    event.context = { ...(isObject(event.context) ? event.context : {}), ip };
+  if (ip !== undefined && (event.context === undefined || (isJsonObject(event.context) && event.context.ip === undefined))) {
+    event.context = { ...(isJsonObject(event.context) ? event.context : {}), ip };
   }
   if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
   const received = receivedAt.toISOString();
@@ -112,14 +113,10 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
 
 /** The batch's object under the event's: shallow, the event's keys win. */
 function mergeObjects(outer: unknown, inner: unknown): unknown {
-  if (!isObject(outer)) return inner;
+  if (!isJsonObject(outer)) return inner;
   if (inner === undefined) return { ...outer };
-  if (!isObject(inner)) return inner;
+  if (!isJsonObject(inner)) return inner;
   return { ...outer, ...inner };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The write key of `Authorization: Basic base64(writeKey:)`, as Segment's libraries send it. */
