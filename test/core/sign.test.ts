@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SIGNATURE_HEADER, signBody, verifySignature } from "../../src/core/sign.js";
@@ -22,6 +23,22 @@ describe("signBody", () => {
 
   it.each(vectors.map((vector, index) => [index, vector] as const))("matches openssl for vector %i (UTF-8 bytes)", (_index, vector) => {
     expect(signBody(vector.secret, new Uint8Array(Buffer.from(vector.body, "utf8")))).toBe(vector.signature);
+  });
+
+  it("signs with whichever secret it is given when secrets alternate", () => {
+    const a = first;
+    const b = vectors.find((vector) => vector.secret !== a.secret)!;
+    for (let round = 0; round < 3; round += 1) {
+      expect(signBody(a.secret, a.body)).toBe(a.signature);
+      expect(signBody(b.secret, b.body)).toBe(b.signature);
+      expect(verifySignature(a.secret, a.body, a.signature)).toEqual({ ok: true });
+      expect(verifySignature(b.secret, a.body, a.signature)).toEqual({ ok: false, reason: "mismatch" });
+    }
+  });
+
+  it("keys with the secret's UTF-8 bytes, an empty secret included", () => {
+    expect(signBody("sécret ✓", "{}")).toBe(createHmac("sha1", Buffer.from("sécret ✓", "utf8")).update("{}").digest("hex"));
+    expect(signBody("", "{}")).toBe(createHmac("sha1", Buffer.alloc(0)).update("{}").digest("hex"));
   });
 
   it("returns 40 lowercase hex characters", () => {
