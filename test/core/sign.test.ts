@@ -36,6 +36,13 @@ describe("signBody", () => {
     }
   });
 
+  it("signs with each of many secrets, more than it keeps keys for, in turn", () => {
+    const secrets = Array.from({ length: 40 }, (_, index) => `secret-${index}`);
+    for (let round = 0; round < 2; round += 1) {
+      for (const secret of secrets) expect(signBody(secret, "{}")).toBe(createHmac("sha1", secret).update("{}").digest("hex"));
+    }
+  });
+
   it("keys with the secret's UTF-8 bytes, an empty secret included", () => {
     expect(signBody("sécret ✓", "{}")).toBe(createHmac("sha1", Buffer.from("sécret ✓", "utf8")).update("{}").digest("hex"));
     expect(signBody("", "{}")).toBe(createHmac("sha1", Buffer.alloc(0)).update("{}").digest("hex"));
