@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { generateEvents } from "./generate.js";
-import { runMeasured, runWh } from "./wh-process.js";
+import { runUndiciLoop, runWh } from "./wh-process.js";
 
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const DELAY_MS = 50;
@@ -56,8 +56,7 @@ try {
       `in flight:  --concurrency ${concurrency}, ${events} events, receiver after ${DELAY_MS} ms: ${summary.eventsPerSecond} events/s from first to last event = ${share(summary.eventsPerSecond, ceiling)} of the ${ceiling} events/s latency allows (target >= 90% at 512); ${Math.round(whole)}/s = ${share(whole, ceiling)} over the whole process, start-up included; peak RSS ${peakMb.toFixed(1)} MB (target < 250 MB at 2048)`,
     );
     if (concurrency === 512) {
-      const loop = await runMeasured([fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, receiver.url, "512"]);
-      if (loop.code !== 0) throw new Error(`bench/undici-loop.js exited ${loop.code}`);
+      const loop = await runUndiciLoop(file, receiver.url, 512);
       const loopRate = (events * 1000) / loop.wallMs;
       console.log(
         `            the bare undici loop at 512 on the same file and receiver: ${Math.round(loopRate)}/s = ${share(loopRate, ceiling)} over the whole process, ${(loop.cpuUs / events).toFixed(1)} µs of CPU per event, peak RSS ${loop.peakMb.toFixed(1)} MB`,

@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { generateEvents, sampleBody } from "./generate.js";
-import { runMeasured, runWh } from "./wh-process.js";
+import { runUndiciLoop, runWh } from "./wh-process.js";
 
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
@@ -37,10 +37,9 @@ async function runReplay(file, url) {
   return run;
 }
 
-/** The bare undici loop of bench/undici-loop.js over the same file: what wh replay adds to undici. */
-async function runUndiciLoop(file, url) {
-  const run = await runMeasured([fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(CONCURRENCY)]);
-  if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
+/** The bare undici loop over the same file: what wh replay adds to undici. */
+async function runLoop(file, url) {
+  const run = await runUndiciLoop(file, url, CONCURRENCY);
   return { perSecond: (THROUGHPUT_EVENTS * 1000) / run.wallMs, cpuPerRequestUs: run.cpuUs / THROUGHPUT_EVENTS };
 }
 
@@ -96,7 +95,7 @@ try {
       tools.wrk.push(runWrk(receiver.url, sampleBody()));
       await settle();
     }
-    tools["undici loop"].push(await runUndiciLoop(throughputFile, receiver.url));
+    tools["undici loop"].push(await runLoop(throughputFile, receiver.url));
     await settle();
     const replayed = await runReplay(throughputFile, receiver.url);
     if (replayed.summary.delivered !== THROUGHPUT_EVENTS) throw new Error(`wh replay delivered ${replayed.summary.delivered} of ${THROUGHPUT_EVENTS}`);

@@ -17,8 +17,15 @@ export function runWh(args, env = {}) {
   return runMeasured(["bin/wh.cjs", ...args], env);
 }
 
-/** Any Node script run the same way (`bench/undici-loop.js`), measured alike. */
-export function runMeasured(scriptAndArgs, env = {}) {
+/** The bare undici loop of bench/undici-loop.js over FILE, CONCURRENCY at a time: the yardstick of what wh adds to undici. */
+export async function runUndiciLoop(file, url, concurrency) {
+  const run = await runMeasured([fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(concurrency)]);
+  if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
+  return run;
+}
+
+/** Any Node script run as a user runs wh, measured alike. */
+function runMeasured(scriptAndArgs, env = {}) {
   runs += 1;
   const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
   return new Promise((resolve, reject) => {
