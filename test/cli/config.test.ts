@@ -190,6 +190,54 @@ describe.concurrent("config: invalid files exit 2 with `path: problem`", () => {
   });
 });
 
+// Every kind of file the README names, found by search: YAML, CommonJS and ES modules each take
+// another loader (an ES module config is imported, never required).
+describe.concurrent("config: every format found by search", () => {
+  const url = "https://found.example.com/wh";
+  const formats: [name: string, files: Record<string, string>][] = [
+    [".whrc (YAML)", { ".whrc": `webhooks:\n  - url: ${url}\n` }],
+    [".whrc.yaml", { ".whrc.yaml": `sharedSecret: yaml-secret\nwebhooks:\n  - url: ${url}\n` }],
+    [".whrc.yml", { ".whrc.yml": `webhooks:\n  - url: ${url}\n` }],
+    ["wh.config.cjs", { "wh.config.cjs": `module.exports = { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
+    ["wh.config.mjs", { "wh.config.mjs": `export default { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
+    ["wh.config.js in a CommonJS package", { "package.json": '{"name":"app"}', "wh.config.js": `module.exports = { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
+    ["wh.config.js in an ES module package", { "package.json": '{"name":"app","type":"module"}', "wh.config.js": `export default { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
+  ];
+
+  it.each(formats)("reads %s", async (_name, files) => {
+    const cwd = await makeTempDir();
+    for (const [name, content] of Object.entries(files)) await writeFile(join(cwd, name), content);
+    const found = Object.keys(files).find((name) => name !== "package.json") as string;
+    const result = await run(["--json", "config", "show"], { cwd });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const shown = JSON.parse(result.stdout) as { configFile: string; destinations: { webhooks: { url: string }[] }[] };
+    expect(shown.configFile).toBe(join(cwd, found));
+    expect(shown.destinations[0]?.webhooks.map((hook) => hook.url)).toEqual([url]);
+  });
+
+  it("names the line and column of a YAML syntax error, without quoting the file", async () => {
+    const cwd = await makeTempDir();
+    await writeFile(join(cwd, ".whrc.yaml"), `sharedSecret: TOPSECRET\nwebhooks:\n  - url: ${url}\n   bad: [\n`);
+    const result = await run(["config", "validate"], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(join(cwd, ".whrc.yaml"));
+    expect(result.stderr).toMatch(/not valid YAML \(line \d+, column \d+\)/);
+    expect(result.stderr).not.toContain("TOPSECRET");
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it("says what a JavaScript config threw", async () => {
+    const cwd = await makeTempDir();
+    await writeFile(join(cwd, "wh.config.mjs"), 'throw new Error("no URL for this environment");\n');
+    const result = await run(["config", "validate"], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(join(cwd, "wh.config.mjs"));
+    expect(result.stderr).toContain("threw Error: no URL for this environment");
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+  });
+});
+
 describe("config: an invalid found file stops delivery", () => {
   useServer();
 
