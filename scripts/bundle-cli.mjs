@@ -9,7 +9,7 @@
 // `instanceof WhError` must see the classes the commands throw. The library entry (dist/index.js,
 // with its types) is tsc's output and is not bundled.
 import { readdirSync, readFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import http2 from "node:http2";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -19,9 +19,9 @@ const MAIN = join(SRC, "cli/main.ts");
 const ERRORS = join(SRC, "core/errors.ts");
 const UNDICI_AGENT = join(SRC, "adapters/undici-agent.ts");
 // Kept external, loaded from node_modules: undici's index (for a proxy, and `wh listen`'s
-// forwarding; its Agent alone is bundled: bundleUndiciAgent), CommonJS that finds files from its
-// own __filename (cosmiconfig), and redis. A name is the package itself, not its files.
-const EXTERNAL = ["undici", "cosmiconfig", "redis", "@redis/*"];
+// forwarding; its Agent alone is bundled: bundleUndiciAgent), and redis. A name is the package
+// itself, not its files. cosmiconfig is a file of its own (cosmiconfigFile).
+const EXTERNAL = ["undici", "redis", "@redis/*"];
 const isExternal = (specifier) => EXTERNAL.some((pattern) => pattern === specifier || (pattern.endsWith("/*") && specifier.startsWith(pattern.slice(0, -1))));
 
 /** What the source loads with a literal `import("…")` (not a type's `typeof import`), by what it imports: its file and its name here. */
@@ -63,6 +63,7 @@ function requireSeparateFiles(inMain) {
       build.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === "entry-point") return undefined;
         if (args.namespace === "wh-lazy" || isExternal(args.path)) return { path: args.path, external: true };
+        if (args.path === "cosmiconfig") return { path: "./cosmiconfig.cjs", external: true };
         const relative = args.path.startsWith(".");
         const key = relative ? resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) : args.path;
         if (!inMain && key === ERRORS) return { path: "./main.cjs", external: true };
@@ -131,6 +132,23 @@ const deferHttp2 = {
   },
 };
 
+/**
+ * undici's client requires its fetch half (lib/web/) only inside a function, to send a FormData
+ * body, which wh never sends: it stays in node_modules, and is required from there if that ever
+ * happens. It is 170 KB of the 620 KB `wh send` read and compiled at every start.
+ */
+const UNDICI_ROOT = dirname(fileURLToPath(import.meta.resolve("undici/package.json")));
+const undiciFetchOnDemand = {
+  name: "undici-fetch-on-demand",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (!args.importer.startsWith(UNDICI_ROOT + sep)) return undefined;
+      const file = relative(UNDICI_ROOT, resolve(args.resolveDir, args.path)).split(sep).join("/");
+      return file.startsWith("lib/web/") ? { path: `undici/${file}`, external: true } : undefined;
+    });
+  },
+};
+
 const options = {
   outdir: "dist/cli-bundle",
   // One flat directory: two lazily loaded modules with the same name fail the build.
@@ -147,9 +165,26 @@ const options = {
   logLevel: "warning",
 };
 
-const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess, bundleUndiciAgent, deferHttp2];
+const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess, bundleUndiciAgent, deferHttp2, undiciFetchOnDemand];
+
+/**
+ * cosmiconfig, which nearly every command loads to find the config, as one file: from node_modules
+ * it is about 25 files (with parse-json, which it uses on every search for its own settings in the
+ * working directory's package.json). Built apart from the CLI, because its `import()` of a
+ * JavaScript config must stay an `import()` (an ES module config is not `require`d on Node 20).
+ * TypeScript, which it loads for a TypeScript config, is the user's: required from node_modules.
+ */
+const cosmiconfigFile = {
+  ...options,
+  entryPoints: [{ in: fileURLToPath(import.meta.resolve("cosmiconfig")), out: "cosmiconfig" }],
+  supported: {},
+  define: {},
+  banner: {},
+  external: ["typescript"],
+};
 
 await Promise.all([
   build({ ...options, entryPoints: [{ in: "wh:main", out: "main" }], plugins: [mainWithErrors, ...plugins(true)] }),
   build({ ...options, entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })), plugins: plugins(false) }),
+  build(cosmiconfigFile),
 ]);
