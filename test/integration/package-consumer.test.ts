@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe("the packed package", () => {
-  it("type-checks and runs a TypeScript consumer of its library entry", async () => {
+  it("type-checks and runs a TypeScript consumer of its library entry, and its CLI runs where it is installed", async () => {
     dir = await mkdtemp(join(tmpdir(), "wh-consumer-"));
     const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT, encoding: "utf8" })) as { filename: string; files: { path: string }[] }[];
     const tarball = join(dir, packed[0]?.filename as string);
@@ -51,6 +51,13 @@ void client.close({ timeoutMs: 10 }).then(({ unsent }) => console.log(JSON.strin
     const output = execFileSync(process.execPath, [join(dir, "out", "consumer.js")], { cwd: dir, encoding: "utf8" });
 
     expect(JSON.parse(output)).toEqual({ ok: true, unsent: 0, report: null });
+
+    // The bundled CLI, from the installed package, with only wh's own dependencies beside it:
+    // it finds and reads a YAML config (its config loader is a file of the bundle).
+    await writeFile(join(dir, ".whrc.yaml"), "webhooks:\n  - url: https://installed.example.com/wh\n");
+    const shown = JSON.parse(execFileSync(process.execPath, [join(installed, "bin", "wh.cjs"), "--json", "config", "show"], { cwd: dir, encoding: "utf8" })) as { configFile: string; destinations: { webhooks: { url: string }[] }[] };
+    expect(shown.configFile).toBe(join(dir, ".whrc.yaml"));
+    expect(shown.destinations[0]?.webhooks[0]?.url).toBe("https://installed.example.com/wh");
     expect(packed[0]?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.d.ts", "dist/cli-bundle/main.cjs", "bin/wh.cjs"]));
   });
 });
