@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import http2 from "node:http2";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -172,19 +173,25 @@ const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess, bu
  * it is about 25 files (with parse-json, which it uses on every search for its own settings in the
  * working directory's package.json). Built apart from the CLI, because its `import()` of a
  * JavaScript config must stay an `import()` (an ES module config is not `require`d on Node 20).
- * TypeScript, which it loads for a TypeScript config, is the user's: required from node_modules.
+ * js-yaml, which it requires only to read a YAML config, is a file of its own beside it (100 KB
+ * that every other start would compile); TypeScript, for a TypeScript config, is the user's.
  */
+const COSMICONFIG_ENTRY = fileURLToPath(import.meta.resolve("cosmiconfig"));
 const cosmiconfigFile = {
   ...options,
-  entryPoints: [{ in: fileURLToPath(import.meta.resolve("cosmiconfig")), out: "cosmiconfig" }],
+  entryPoints: [{ in: COSMICONFIG_ENTRY, out: "cosmiconfig" }],
   supported: {},
   define: {},
   banner: {},
   external: ["typescript"],
+  plugins: [{ name: "js-yaml-apart", setup: (build) => build.onResolve({ filter: /^js-yaml$/ }, () => ({ path: "./js-yaml.cjs", external: true })) }],
 };
+/** The js-yaml cosmiconfig itself would require. */
+const jsYamlFile = { ...options, entryPoints: [{ in: createRequire(COSMICONFIG_ENTRY).resolve("js-yaml"), out: "js-yaml" }], define: {}, banner: {} };
 
 await Promise.all([
   build({ ...options, entryPoints: [{ in: "wh:main", out: "main" }], plugins: [mainWithErrors, ...plugins(true)] }),
   build({ ...options, entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })), plugins: plugins(false) }),
   build(cosmiconfigFile),
+  build(jsYamlFile),
 ]);
