@@ -53,6 +53,8 @@ function describeLoadError(error: unknown, fallback: string): { source: string; 
     return { source, problem: `not valid YAML${line === undefined ? "" : ` (line ${line}, column ${column})`}: ${String(details.reason)}` };
   }
   const message = error instanceof Error ? error.message : String(error);
+  // cosmiconfig's own message names only the extension, never the file's text.
+  if (message.startsWith("No loader specified for")) return { source, problem: `${message.replace("No loader specified for", "no loader for")}: use .json, .yaml, .yml, .js, .cjs, .mjs or .ts` };
   if (details.name === "JSONError") {
     const token = /Unexpected (token '.'|end of JSON input|non-whitespace character)/.exec(message)?.[0];
     return { source, problem: `not valid JSON${token === undefined ? "" : ` (${token.replace("Unexpected", "unexpected")})`}` };

@@ -51,7 +51,8 @@ async function readSecretFile(path: string): Promise<string> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message;
     throw new UsageError(`--secret-file ${path}: ${reason}`, { cause: error });
   }
   // A byte-order mark is the editor's, not the secret's: signing with it would fail every receiver.

@@ -2,6 +2,9 @@ import { UsageError } from "./errors.js";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/** The longest duration a flag takes: Node's timers hold at most 2^31-1 ms (about 24.8 days) and fire at once beyond it. */
+export const MAX_DURATION_MS = 2_147_483_647;
+
 /**
  * Parses `500ms`, `5s`, `1.5m`, `4h` or `1d`. Returns undefined when the text is not a
  * non-negative duration with its unit: a bare `5` is ambiguous (5 ms? 5 s?) and refused.
@@ -17,6 +20,7 @@ export function parseDurationMs(text: string): number | undefined {
 export function parseDurationFlag(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const ms = parseDurationMs(value);
+  if (ms !== undefined && ms > MAX_DURATION_MS) throw new UsageError(`${flag} ${JSON.stringify(value)}: at most 24d (Node's timers cannot wait longer)`);
   if (ms !== undefined) return ms;
   const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value)?.[1];
   if (bare !== undefined) throw new UsageError(`${flag} ${JSON.stringify(value)}: a duration needs a unit: did you mean ${bare}s (or ${bare}ms)?`);
