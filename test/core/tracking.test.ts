@@ -91,6 +91,28 @@ describe("RecentIds", () => {
     recent.add("c");
     expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([false, true, true]);
   });
+
+  it("keeps exactly the last N distinct ids through many turns of its ring", () => {
+    const recent = new RecentIds(3);
+    for (let index = 0; index < 1_000; index += 1) recent.add(`id-${index}`);
+    expect(["id-996", "id-997", "id-998", "id-999"].map((id) => recent.has(id))).toEqual([false, true, true, true]);
+  });
+
+  it("does not let an id added twice push out a newer one or be forgotten early", () => {
+    const recent = new RecentIds(2);
+    recent.add("a");
+    recent.add("a");
+    recent.add("b");
+    expect([recent.has("a"), recent.has("b")]).toEqual([true, true]);
+    recent.add("c");
+    expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([false, true, true]);
+  });
+
+  it("remembers nothing with a window of 0", () => {
+    const recent = new RecentIds(0);
+    recent.add("a");
+    expect(recent.has("a")).toBe(false);
+  });
 });
 
 describe("parseSizeFlag", () => {

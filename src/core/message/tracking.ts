@@ -131,19 +131,29 @@ export function basicAuthWriteKey(header: string | undefined): string | undefine
 
 /**
  * The messageIds seen lately, to drop a retried request's events: a window of the last `size`
- * ids (insertion order; the oldest is forgotten first).
+ * ids, the oldest forgotten first. A ring of the ids in arrival order sits beside the set, so
+ * forgetting costs the same however long serve has run: a Set's own insertion order would make
+ * each eviction walk the slots its earlier deletions left at the front.
  */
 export class RecentIds {
   private readonly ids = new Set<string>();
+  private readonly ring: (string | undefined)[];
+  private next = 0;
 
-  constructor(private readonly size: number) {}
+  constructor(private readonly size: number) {
+    this.ring = new Array<string | undefined>(size);
+  }
 
   has(id: string): boolean {
     return this.ids.has(id);
   }
 
   add(id: string): void {
+    if (this.size === 0 || this.ids.has(id)) return;
+    const oldest = this.ring[this.next];
+    if (oldest !== undefined) this.ids.delete(oldest);
+    this.ring[this.next] = id;
     this.ids.add(id);
-    if (this.ids.size > this.size) this.ids.delete(this.ids.values().next().value as string);
+    this.next = (this.next + 1) % this.size;
   }
 }
