@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fstatSync, ftruncateSync, mkdirSync, readdirSync, readFileSync, rmSync, write, writeSync } from "node:fs";
+import { appendFileSync, closeSync, fdatasync, fstatSync, ftruncateSync, mkdirSync, readdirSync, readFileSync, rmSync, write, writeSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { OutputWriteError, UsageError } from "../core/errors.js";
@@ -16,6 +16,20 @@ const SEGMENT_NAME = /^(\d{16})\.ndjson$/;
 export interface SpoolRecord {
   seq: number;
   text: string;
+}
+
+export interface SpoolOptions {
+  maxBytes: number;
+  /** Why a recovered record cannot be used (undefined when it can): such records are quarantined. */
+  check?: ((text: string) => string | undefined) | undefined;
+  /** Where quarantined records are appended, one JSON line each. */
+  quarantinePath?: string | undefined;
+}
+
+/** What recovery set aside: how many records, and the file that holds them. */
+export interface Quarantined {
+  count: number;
+  path: string;
 }
 
 interface Segment {
@@ -39,10 +53,13 @@ interface Segment {
  *
  * A directory of segment files (`<first seq>.ndjson`, one record per line) and beside each its
  * ack file (`.acks`, the indexes of the records that ended). Appends are group-committed: the
- * requests that arrive while a sync runs share the next one. A failed write (a full disk) cuts
- * the segment back to its last whole record and rejects: nothing half-written is ever answered
- * 200. One process per directory (a lock file). On open, the records not yet ended are handed
- * back in order, to be delivered again.
+ * requests that arrive while a sync runs share the next one. Each group is written at the
+ * position the last whole record ended, never at the file offset: a failed write (a full disk)
+ * cuts the segment back to that position and rejects, so nothing half-written is ever answered
+ * 200 and the next write leaves no hole. One process per directory (a lock file). On open, the
+ * records not yet ended are handed back in order, to be delivered again; a record that cannot be
+ * read (a hole of NUL bytes left by an older wh, a line that is not a record) is moved to the
+ * quarantine file instead of stopping the start.
  */
 export class Spool {
   private readonly segments: Segment[] = [];
@@ -52,24 +69,29 @@ export class Spool {
   private committing = false;
   private liveBytes = 0;
   private liveRecords = 0;
+  private quarantined: Quarantined | undefined;
 
   private constructor(
     readonly dir: string,
     private readonly lock: FileLock,
-    private readonly maxBytes: number,
+    private readonly options: SpoolOptions,
   ) {}
 
-  /** Opens (creating) the spool in `dir`, and returns it with the records still to deliver. */
-  static open(dir: string, options: { maxBytes: number }): { spool: Spool; unfinished: SpoolRecord[] } {
+  /**
+   * Opens (creating) the spool in `dir`, and returns it with the records still to deliver, and
+   * what recovery quarantined.
+   */
+  static open(dir: string, options: SpoolOptions): { spool: Spool; unfinished: SpoolRecord[]; quarantined: Quarantined | undefined } {
     try {
       mkdirSync(dir, { recursive: true });
     } catch (error) {
       throw new UsageError(`--data-dir ${dir}: ${describeOutputError(error, dir)}`, { cause: error });
     }
     const lock = acquireLock(join(dir, "spool.lock"), `the spool ${dir}`);
-    const spool = new Spool(dir, lock, options.maxBytes);
+    const spool = new Spool(dir, lock, options);
     try {
-      return { spool, unfinished: spool.recover() };
+      const unfinished = spool.recover();
+      return { spool, unfinished, quarantined: spool.quarantined };
     } catch (error) {
       lock.release();
       throw error;
@@ -88,7 +110,7 @@ export class Spool {
 
   /** True when `bytes` more would pass the spool's size limit. */
   full(bytes: number): boolean {
-    return this.liveBytes + bytes > this.maxBytes;
+    return this.liveBytes + bytes > this.options.maxBytes;
   }
 
   /**
@@ -113,7 +135,7 @@ export class Spool {
       const bytes = Buffer.from(text);
       try {
         let offset = 0;
-        while (offset < bytes.length) offset += (await writeAsync(fd, bytes, offset, bytes.length - offset)).bytesWritten;
+        while (offset < bytes.length) offset += (await writeAsync(fd, bytes, offset, bytes.length - offset, segment.bytes + offset)).bytesWritten;
         await fdatasyncAsync(fd);
       } catch (error) {
         try {
@@ -268,13 +290,32 @@ export class Spool {
       segment.sealed = true;
       this.liveBytes += segment.bytes;
       lines.forEach((line, index) => {
-        if (ended[index] === 0) unfinished.push({ seq: start + index, text: line });
+        if (ended[index] === 1) return;
+        // NUL bytes are never part of a record (JSON escapes them): a run of them is a hole.
+        const text = line.replace(/^\0+/, "");
+        const problem = this.options.check?.(text);
+        if (problem === undefined) unfinished.push({ seq: start + index, text });
+        else this.quarantine(`${name} line ${index + 1}`, problem, line, segment, index);
       });
-      this.liveRecords += lines.length - endedCount;
+      this.liveRecords += lines.length - segment.endedCount;
       this.nextSeq = Math.max(this.nextSeq, start + lines.length);
     }
     for (const segment of [...this.segments]) if (segment.endedCount === segment.records) this.remove(segment);
     return unfinished;
+  }
+
+  /** Sets a record aside in the quarantine file and ends it in the spool. */
+  private quarantine(where: string, reason: string, text: string, segment: Segment, index: number): void {
+    const path = this.options.quarantinePath ?? join(this.dir, "quarantine.ndjson");
+    try {
+      appendFileSync(path, `${JSON.stringify({ at: new Date().toISOString(), where, reason, text })}\n`);
+    } catch (error) {
+      throw new OutputWriteError(`could not quarantine ${where} to ${path}: ${describeOutputError(error, path)}`, { cause: error });
+    }
+    segment.ended[index] = 1;
+    segment.endedCount += 1;
+    segment.unwrittenAcks += `${index}\n`;
+    this.quarantined = { count: (this.quarantined?.count ?? 0) + 1, path };
   }
 }
 

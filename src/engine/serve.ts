@@ -9,6 +9,7 @@ import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import { OutputWriteError } from "../core/errors.js";
 import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { maskHeaders } from "../core/capture.js";
+import { isJsonObject, parseJson } from "../core/message/parse-json.js";
 import { expandRequest, RecentIds } from "../core/message/tracking.js";
 import { Registry } from "../core/prometheus.js";
 import { shardOfKey } from "../core/shard.js";
@@ -97,6 +98,15 @@ interface SpooledEvent {
   event: Record<string, unknown>;
 }
 
+/** Why a spooled record cannot be delivered, or undefined when it can. */
+function spooledEventProblem(text: string): string | undefined {
+  const parsed = parseJson(text);
+  if (!parsed.ok) return parsed.error;
+  const record = parsed.value;
+  if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string")) return "not a record of wh serve's spool";
+  return undefined;
+}
+
 /**
  * `wh serve`: Segment's tracking API in front of the delivery engine. An accepted request is on
  * disk (the spool) before it is answered 200; each source's forwarder delivers from there with the
@@ -110,13 +120,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const redis = options.queue === undefined ? undefined : await RedisQueue.connect(options.queue.url, { partitions: options.queue.partitions });
   let opened: ReturnType<typeof Spool.open> | undefined;
   try {
-    opened = redis === undefined ? Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes }) : undefined;
+    opened =
+      redis === undefined
+        ? Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes, check: spooledEventProblem, quarantinePath: join(options.dataDir, "quarantine.ndjson") })
+        : undefined;
   } catch (error) {
     await redis?.close();
     throw error;
   }
   const spool = opened?.spool;
   const unfinished = opened?.unfinished ?? [];
+  const quarantined = opened?.quarantined;
+  if (quarantined !== undefined) {
+    options.onWarning?.(`the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`);
+  }
   const redisLogs = redis === undefined ? undefined : new RedisForwardLogs(redis);
   const stamps = { now: () => new Date(), newId: randomUUID };
   const metrics = new Registry();
@@ -329,7 +346,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const health = (): Record<string, unknown> => ({
     status: "ok",
     role: options.role ?? "both",
-    ...(spool === undefined ? {} : { spool: { depth: spool.depth, bytes: spool.bytes } }),
+    ...(spool === undefined ? {} : { spool: { depth: spool.depth, bytes: spool.bytes, ...(quarantined === undefined ? {} : { quarantined }) } }),
     ...(redis === undefined ? {} : { queue: { url: redis.url, partitions: redis.partitions, owned: redis.ownedPartitions, consumer: redis.consumer } }),
     retrying: retryingNow(),
   });
