@@ -161,6 +161,18 @@ export class RedisQueue {
     this.pendingDead.push({ record, entry: entry.text, partition: String(entry.partition) });
   }
 
+  /**
+   * An entry that is not an event wh can deliver (another program's fields, a record that does not
+   * parse): dead-lettered on its own with its raw text, and acknowledged in the same transaction,
+   * so that the events read with it go on.
+   */
+  deadLetterUnreadable(entry: QueuedEntry, reason: string): void {
+    const record = JSON.stringify({ at: new Date().toISOString(), outcome: "unreadable", reason });
+    this.pendingDead.push({ record, entry: entry.text, partition: String(entry.partition) });
+    this.ended(entry.partition, entry.id);
+    void this.commit();
+  }
+
   /** Writes dead letters and acks (one transaction); kept and tried again while Redis is away. */
   commit(): Promise<void> {
     this.committing ??= (async () => {
@@ -212,9 +224,10 @@ export class RedisQueue {
     return Array.from({ length: this.partitions }, (_, partition) => ({ partition, waiting: Number(replies[partition * 2]), owner: (replies[partition * 2 + 1] as string | null) ?? null }));
   }
 
+  /** The dead-letter stream, oldest first; fields another program wrote come back as empty text. */
   async listDeadLetters(): Promise<{ id: string; record: string; entry: string; partition: number }[]> {
     const entries = await this.client.xRange(this.deadLetterStream, "-", "+");
-    return (entries ?? []).map(({ id, message }) => ({ id, record: String(message.record), entry: String(message.entry), partition: Number(message.partition) }));
+    return (entries ?? []).map(({ id, message }) => ({ id, record: String(message.record ?? ""), entry: String(message.entry ?? ""), partition: Number(message.partition ?? 0) || 0 }));
   }
 
   /** Puts dead letters back into their partitions (and off the dead-letter stream), in one transaction. */
@@ -331,9 +344,10 @@ export class RedisQueue {
           if (state.history !== undefined) state.history = stream.messages.length === 0 ? undefined : (stream.messages.at(-1) as { id: string }).id;
           for (const { id, message } of stream.messages) {
             // A pending entry deleted meanwhile comes back without its fields; one held already is being delivered.
-            if (message === null || message.r === undefined || state.held.has(id)) continue;
+            if (message === null || state.held.has(id)) continue;
             state.held.add(id);
-            entries.push({ partition, id, text: String(message.r) });
+            if (message.r === undefined) this.deadLetterUnreadable({ partition, id, text: JSON.stringify(message) }, "not an event of wh serve: the entry has no r field");
+            else entries.push({ partition, id, text: String(message.r) });
           }
         }
         // A history read that returned nothing for a partition: its history is done.

@@ -10,6 +10,8 @@ import type { DeadLetterLog, FinishedLog } from "./run-deliveries.js";
 export class RedisForwardLogs {
   private readonly entries = new Map<number, QueuedEntry>();
   private next = 0;
+  /** Dead letters handed to the queue, and those of them flushed (written with their acks at the next commit). */
+  private appended = 0;
   private dead = 0;
 
   constructor(private readonly queue: RedisQueue) {}
@@ -44,10 +46,14 @@ export class RedisForwardLogs {
       const { line } = JSON.parse(record) as { line: number };
       const entry = logs.entries.get(line);
       if (entry !== undefined) logs.queue.deadLetter(record.trimEnd(), entry);
-      logs.dead += 1;
+      logs.appended += 1;
     },
-    // Written with the acknowledgements, at the journal's flush.
-    flush: () => undefined,
+    // Written with the acknowledgements, at the journal's flush: counting them whole here is what
+    // lets the runner mark them finished, which acknowledges them in the same transaction.
+    flush: () => {
+      logs.dead += logs.appended;
+      logs.appended = 0;
+    },
     get count() {
       return logs.dead;
     },

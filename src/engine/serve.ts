@@ -264,7 +264,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   }
   if (redis !== undefined && redisLogs !== undefined && forwarders.length > 0) {
     redis.startForwarding({
-      deliver: (entries) => pushAll(entries.map((entry) => jobOf(redisLogs.track(entry), JSON.parse(entry.text) as SpooledEvent))),
+      deliver: (entries) => {
+        const readable = entries.filter((entry) => {
+          const problem = spooledEventProblem(entry.text);
+          if (problem !== undefined) redis.deadLetterUnreadable(entry, `not an event of wh serve: ${problem}`);
+          return problem === undefined;
+        });
+        pushAll(readable.map((entry) => jobOf(redisLogs.track(entry), JSON.parse(entry.text) as SpooledEvent)));
+      },
       outstanding: () => redisLogs.outstanding,
       onError: (error) => options.onWarning?.(`Redis: ${error.message}; forwarding waits and goes on when it answers`),
     });

@@ -1,4 +1,5 @@
 import { Analytics } from "@segment/analytics-node";
+import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs, run } from "../cli/run-wh.js";
@@ -181,6 +182,77 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     await eventually(() => signedBodies(hook.requests).filter((body) => body.event === "Poison").length === 4, 10_000, "the replayed events");
     expect(await listed()).toEqual([]);
     expect(wh.stderr()).toContain("failed");
+  }, 60_000);
+
+  it("a dead letter leaves its partition: a restart does not deliver it again, and dead-letters replay delivers it once", async () => {
+    const url = freshQueue();
+    let healed = false;
+    const hook = await receiver({ replies: (request) => (!healed && request.body.toString().includes("Poison") ? 400 : 200) });
+    const args = ["--queue", url, "--partitions", "2", "--url", hook.url];
+    const first = await serve(args);
+    for (const event of ["Fine", "Poison", "Poison"]) expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      const waiting = async (): Promise<number[]> => {
+        const counts: number[] = [];
+        for (const partition of [0, 1]) {
+          const stream = `wh:serve:p:${partition}`;
+          counts.push(await client.xLen(stream));
+          counts.push((await client.exists(stream)) === 1 ? Number((await client.xPending(stream, "forwarders")).pending) : 0);
+        }
+        return counts;
+      };
+      await expect.poll(async () => (await client.xLen("wh:serve:dead-letters")) === 2 && (await waiting()).every((count) => count === 0), { timeout: 10_000 }).toBe(true);
+      await first.stop();
+      const poisoned = (): number => signedBodies(hook.requests).filter((body) => body.event === "Poison").length;
+      expect(poisoned()).toBe(2);
+      const second = await serve(args);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(poisoned()).toBe(2);
+      healed = true;
+      expect((await run(["serve", "dead-letters", "replay", "--queue", url])).code).toBe(0);
+      await eventually(() => poisoned() === 4, 10_000, "the two replayed events");
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(poisoned()).toBe(4);
+      expect(await waiting()).toEqual([0, 0, 0, 0]);
+      expect(second.stderr()).not.toMatch(/Redis:/);
+    } finally {
+      await client.destroy();
+    }
+  }, 60_000);
+
+  it("an entry that is not wh's is dead-lettered on its own with its raw fields while its neighbours arrive, and dead-letters list shows it as unreadable", async () => {
+    const url = freshQueue();
+    const hook = await receiver();
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      await client.hSet("wh:serve:meta", "partitions", "1");
+      await client.xAdd("wh:serve:p:0", "*", { foo: "bar" });
+      await client.xAdd("wh:serve:p:0", "*", { r: "not json" });
+      const wh = await serve(["--queue", url, "--url", hook.url]);
+      for (const event of ["One", "Two"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+      await eventually(() => hook.requests.length >= 2, 10_000, "the two good events");
+      expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two"]);
+      await expect.poll(async () => client.xLen("wh:serve:dead-letters"), { timeout: 10_000 }).toBe(2);
+      expect(await client.xLen("wh:serve:p:0")).toBe(0);
+      expect(wh.stderr()).not.toMatch(/Redis:/);
+      const listed = await run(["--json", "serve", "dead-letters", "list", "--queue", url]);
+      expect(listed.code).toBe(0);
+      const letters = lines(listed.stdout).map((line) => JSON.parse(line) as { outcome: string; unreadable?: string });
+      expect(letters.map((letter) => [letter.outcome, letter.unreadable])).toEqual([
+        ["unreadable", '{"foo":"bar"}'],
+        ["unreadable", "not json"],
+      ]);
+      await client.xAdd("wh:serve:dead-letters", "*", { stranger: "yes" });
+      const human = await run(["serve", "dead-letters", "list", "--queue", url]);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain("(unreadable entry)");
+      expect(human.stderr).toContain("3 dead letters");
+    } finally {
+      await client.destroy();
+    }
   }, 60_000);
 
   it("with --ui, the page's stream shows each accepted event once, with its deliveries", async () => {

@@ -2,6 +2,7 @@ import { RedisQueue } from "../../adapters/redis-queue.js";
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
+import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
@@ -26,10 +27,13 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
   try {
     const letters = await queue.listDeadLetters();
     for (const letter of letters) {
-      const record = JSON.parse(letter.record) as { outcome?: string; reason?: string; at?: string };
-      const { event } = JSON.parse(letter.entry) as { event: Record<string, unknown> };
-      output.record({ id: letter.id, partition: letter.partition, ...record, event });
-      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${String(event.type ?? "?")} ${userOf(event) ?? ""} ${String(event.messageId ?? "")}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
+      const parsedRecord = parseJson(letter.record);
+      const record = (parsedRecord.ok && isJsonObject(parsedRecord.value) ? parsedRecord.value : { outcome: "unreadable", reason: "the dead letter is not one wh wrote" }) as { outcome?: string; reason?: string; at?: string };
+      const parsedEntry = parseJson(letter.entry);
+      const event = parsedEntry.ok && isJsonObject(parsedEntry.value) && isJsonObject(parsedEntry.value.event) ? parsedEntry.value.event : undefined;
+      output.record({ id: letter.id, partition: letter.partition, ...record, ...(event === undefined ? { unreadable: letter.entry } : { event }) });
+      const what = event === undefined ? "(unreadable entry)" : `${String(event.type ?? "?")} ${userOf(event) ?? ""} ${String(event.messageId ?? "")}`;
+      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${what}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
     }
     output.log(`${letters.length} dead letter${letters.length === 1 ? "" : "s"} in ${queue.url}`);
     return 0;
