@@ -275,6 +275,14 @@ const CONNECTION_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
   "UND_ERR_HEADERS_TIMEOUT",
   "UND_ERR_BODY_TIMEOUT",
+  // This machine ran short (descriptors, buffers, ephemeral ports): a wait frees them, so the
+  // attempt is retried like a refused connection, never a final failure.
+  "EMFILE",
+  "ENFILE",
+  "ENOBUFS",
+  "ENOMEM",
+  "EAGAIN",
+  "EADDRNOTAVAIL",
 ]);
 
 /** What a TLS client sees when the server answers in plain HTTP. */

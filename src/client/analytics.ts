@@ -115,6 +115,12 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 75_000;
 /** A Retry-After longer than this is waited only this long: the batch is neither held for an hour nor dropped. */
 const MAX_RETRY_AFTER_MS = 300_000;
 const DEFAULT_FLUSH_AFTER_MS = 5_000;
+/**
+ * Batches being sent at once; later ones wait their turn (their timeout starts when they go). Each
+ * holds a connection: a burst of 100,000 calls must not open 5,000 sockets and run out of
+ * descriptors.
+ */
+const MAX_BATCHES_IN_FLIGHT = 16;
 
 /**
  * The batching client of the seed's part B: calls are validated, queued in memory and sent in
@@ -139,6 +145,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private lastFlushAt: number;
   private timer: AbortController | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Batches flushed and waiting for one of the MAX_BATCHES_IN_FLIGHT turns. */
+  private readonly waitingTurns: (() => void)[] = [];
+  private sending = 0;
+  /** Messages of the batches that failed or were stopped since the last close(): close() reports them. */
+  private undelivered: QueuedMessage[] = [];
   private closed = false;
 
   constructor(options: AnalyticsOptions) {
@@ -223,16 +234,14 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   /**
    * Flushes what is queued, waits for it for at most `timeoutMs` (default 75 s), and stops the
    * timer. A call made once close() has begun throws E_CLOSED: nothing is queued and forgotten.
-   * Resolves with the messages it could not send in time (their batches were stopped and
-   * emitted "aborted"); an empty list when everything ended.
+   * Resolves with every message the client could not send: those of batches that failed (each
+   * also emitted "failure") and those stopped at the timeout ("aborted"); an empty list when
+   * everything was delivered.
    */
   async close(options: { timeoutMs?: number | undefined } = {}): Promise<{ unsent: QueuedMessage[] }> {
     if (this.closed) return { unsent: [] };
     this.closed = true;
     const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS);
-    const unsent: QueuedMessage[] = [];
-    const onAborted = (result: BatchResult): void => void unsent.push(...result.messages);
-    this.on("aborted", onAborted);
     this.flushQueue("close()");
     // Wall-clock time, whatever clock the client was given: close() must end for its caller.
     let timer: NodeJS.Timeout | undefined;
@@ -247,10 +256,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       }
     } finally {
       clearTimeout(timer);
-      this.off("aborted", onAborted);
       this.timer?.abort();
       await this.ownTransport?.close();
     }
+    const unsent = this.undelivered;
+    this.undelivered = [];
     return { unsent };
   }
 
@@ -294,6 +304,17 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   }
 
   private async send(batch: Pending[], why: string): Promise<void> {
+    if (this.sending >= MAX_BATCHES_IN_FLIGHT) await new Promise<void>((resolve) => this.waitingTurns.push(resolve));
+    this.sending += 1;
+    try {
+      await this.sendBatch(batch, why);
+    } finally {
+      this.sending -= 1;
+      this.waitingTurns.shift()?.();
+    }
+  }
+
+  private async sendBatch(batch: Pending[], why: string): Promise<void> {
     const messages = batch.map((pending) => pending.message);
     const jsons = batch.map((pending) => pending.json);
     // sentAt is the moment of each attempt (Segment corrects clocks with it), and a retry says
@@ -315,6 +336,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       onEvent: (event) => this.onDeliveryEvent(event, messages),
     });
     const result: BatchResult = { messages, bytes, report };
+    if (report.outcome !== "delivered") this.undelivered.push(...messages);
     if (report.outcome === "delivered") this.emit("success", result);
     else if (report.outcome === "aborted") this.emit("aborted", result);
     else {

@@ -668,6 +668,33 @@ describe("Analytics close(), Retry-After and batch limits", () => {
     expect(seen.failure).toHaveLength(0);
   });
 
+  it("reports in close() the messages of batches that failed before it, as well as those it stopped", async () => {
+    const receiver = await server({ replies: (request) => (request.body.toString().includes('"Refused"') ? 400 : 200) });
+    const analytics = client(receiver, { clock: new InstantClock(), flushAt: 1 });
+    const refused = analytics.track({ userId: "u1", event: "Refused" });
+    analytics.track({ userId: "u1", event: "Fine" });
+    await analytics.flush();
+    expect(await analytics.close()).toEqual({ unsent: [refused] });
+  });
+
+  it("sends at most 16 batches at once and the rest in turn, each with its whole timeout", async () => {
+    let open = 0;
+    let most = 0;
+    const receiver = await server({
+      replies: () => {
+        open += 1;
+        most = Math.max(most, open);
+        setTimeout(() => (open -= 1), 40);
+        return { status: 200, delayMs: 40 };
+      },
+    });
+    const analytics = client(receiver, { flushAt: 1, timeoutMs: 1_000 });
+    for (let index = 0; index < 64; index += 1) analytics.track({ userId: "u1", event: `E${index}` });
+    expect(await analytics.close()).toEqual({ unsent: [] });
+    expect(receiver.requests).toHaveLength(64);
+    expect(most).toBeLessThanOrEqual(16);
+  });
+
   it("caps a Retry-After above 300 s at 300 s, and retries", async () => {
     const receiver = await server({ replies: [{ status: 429, headers: { "Retry-After": "3600" } }, 200] });
     const clock = new InstantClock();
