@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import { INSPECTOR_PAGE } from "./inspector-page.js";
 
 /**
@@ -60,12 +60,17 @@ export interface Inspector {
 const MAX_ENTRIES = 1_000;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+const EVERY_ADDRESS = /^(0\.0\.0\.0|::)$/;
+/** A Host header: a name or IPv4 address, or an IPv6 address in brackets; then the port, if not 80. */
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i;
 
 /**
  * The inspector: one self-contained page (no CDN, nothing fetched from elsewhere), a server-sent
- * events stream of entries, and the resend action. Bound to loopback it needs nothing more; bound
- * to any other address every URL carries a random token. Actions take a custom header and a
- * same-origin request, so another site open in the same browser cannot trigger them.
+ * events stream of entries, and the resend action. It answers only requests whose Host is one of
+ * its own names (see acceptsHost) and whose Origin, when sent, is one of them too. Bound to
+ * loopback it needs nothing more; bound to any other address every URL carries a random token.
+ * Actions take a custom header and a same-origin request, so another site open in the same
+ * browser cannot trigger them.
  */
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
   const token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
@@ -88,6 +93,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://inspector");
+    if (!fromOwnSite(options.host, request)) {
+      response.writeHead(403, { ...security, "content-type": "text/plain" }).end("wh inspector: refused: the request names another host or comes from another site (open the URL wh printed)\n");
+      return;
+    }
     if (token !== undefined && url.searchParams.get("token") !== token) {
       response.writeHead(403, { "content-type": "text/plain" }).end("wh inspector: the URL's token is missing or wrong (use the URL wh printed)\n");
       return;
@@ -109,9 +118,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     }
     const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(url.pathname);
     if (request.method === "POST" && resend !== null) {
-      const origin = request.headers.origin;
-      const host = request.headers.host;
-      if (request.headers["x-wh-inspector"] !== "1" || (origin !== undefined && origin !== `http://${host}`)) {
+      if (request.headers["x-wh-inspector"] !== "1") {
         response.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ error: "not from the inspector page" }));
         return;
       }
@@ -152,6 +159,38 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       await closed;
     },
   };
+}
+
+/** Whether a request names this inspector as its Host and, if it says where it comes from, comes from its page. */
+function fromOwnSite(bound: string, request: IncomingMessage): boolean {
+  const port = request.socket.localPort ?? 0;
+  const origin = request.headers.origin;
+  return acceptsHost(bound, port, request.headers.host) && (origin === undefined || acceptsOrigin(bound, port, origin));
+}
+
+/**
+ * Whether a Host header names this inspector. A page of another site whose name was rebound to
+ * this address (DNS rebinding) sends its own name, so any other name is refused, as
+ * webpack-dev-server and Vite do. Bound to loopback: 127.0.0.1, localhost, [::1] or the address
+ * given; bound to every address (0.0.0.0, ::): localhost or any IP address (an address cannot be
+ * rebound, and which of the machine's a browser uses is not known here); bound to one other
+ * address or name: that one. Always with the inspector's port.
+ */
+function acceptsHost(bound: string, port: number, host: string | undefined): boolean {
+  const match = HOST_HEADER.exec(host ?? "");
+  if (match === null || Number(match[2] ?? 80) !== port) return false;
+  const name = (match[1] as string).toLowerCase();
+  const own = bound.includes(":") ? `[${bound.toLowerCase()}]` : bound.toLowerCase();
+  if (name === own) return true;
+  if (LOOPBACK.test(bound)) return name === "127.0.0.1" || name === "localhost" || name === "[::1]";
+  return EVERY_ADDRESS.test(bound) && (name === "localhost" || isIP(name.replace(/^\[|\]$/g, "")) !== 0);
+}
+
+/** Whether an Origin header is a page of this inspector: http, and a Host it accepts. */
+function acceptsOrigin(bound: string, port: number, origin: string): boolean {
+  if (!URL.canParse(origin)) return false;
+  const url = new URL(origin);
+  return url.protocol === "http:" && acceptsHost(bound, port, url.host);
 }
 
 async function readAll(request: IncomingMessage): Promise<string> {

@@ -1,52 +1,25 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, ROOT, spawnWh, type WhProcess } from "../cli/run-wh.js";
+import { hmacHex, ROOT } from "../cli/run-wh.js";
+import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
 
-/**
- * The inspector page, driven in a real browser: Debian's Chromium through playwright-core (no
- * browser is downloaded). CI sets WH_REQUIRE_SERVICES=1, which makes a missing Chromium a failure;
- * elsewhere these tests are skipped with one line saying so.
- */
-const CHROMIUM = process.env.WH_CHROMIUM ?? "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available && process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-if (!available) process.stderr.write(`inspector browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set WH_CHROMIUM)\n`);
+// The inspector page, driven in a real browser (see browser-helpers.ts).
 
 const SECRET = "inspector-secret";
 const receiver = closedAfterEach();
-const processes: WhProcess[] = [];
 let browser: Browser;
 
 beforeAll(async () => {
   if (!available) return;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  for (const wh of processes) if (wh.child.exitCode === null) wh.child.kill("SIGTERM");
-  await Promise.all(processes.map((wh) => wh.exited));
-  await removeTempDirs();
+  await stopAll();
 });
-
-/** Starts `wh --json <args>` and waits for the record that names the inspector. */
-async function startWithUi(args: string[]): Promise<{ wh: WhProcess; records: Record<string, string>[] }> {
-  const wh = spawnWh(["--json", ...args, "--ui"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
-  processes.push(wh);
-  await wh.waitForStdout((text) => text.includes('"inspector"'));
-  return { wh, records: lines(wh.stdout()).map((line) => JSON.parse(line) as Record<string, string>) };
-}
-
-async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
-  const response = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 /** Opens the page and fails the test on any dialog: a script from a request would show one. */
 async function open(url: string): Promise<{ page: Page; dialogs: string[] }> {
@@ -66,9 +39,7 @@ const rows = (page: Page) => page.locator("[data-testid=rows] tr");
 describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", () => {
   it("shows each request live with its verdict; opens, filters, resends, copies; and shows hostile text as text", async () => {
     const other = await receiver();
-    const { records } = await startWithUi(["listen", "--secret", SECRET]);
-    const listening = records.find((record) => record.listening !== undefined)?.listening as string;
-    const inspector = records.find((record) => record.inspector !== undefined)?.inspector as string;
+    const { listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
     const { page, dialogs } = await open(inspector);
 
     const signed = '{"version":1,"type":"track","userId":"u1","event":"Order Completed","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
@@ -146,9 +117,7 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
 
   it("wh serve --ui shows each accepted event with its deliveries", async () => {
     const hook = await receiver({ replies: [503, 200] });
-    const { records } = await startWithUi(["serve", "--port", "0", "--url", hook.url]);
-    const api = records.find((record) => record.listening !== undefined)?.listening as string;
-    const inspector = records.find((record) => record.inspector !== undefined)?.inspector as string;
+    const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--url", hook.url], SECRET);
     const { page, dialogs } = await open(inspector);
     expect(await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event: "Served" }), { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` })).toBe(200);
     await expect.poll(() => rows(page).count()).toBe(1);

@@ -1,0 +1,125 @@
+import { request as httpRequest } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../../src/adapters/inspector-server.js";
+
+/**
+ * The inspector's server spoken to with node:http, which sends whatever Host and Origin it is
+ * given: what a page of another site whose name was rebound to 127.0.0.1 would send.
+ */
+const inspectors: Inspector[] = [];
+afterEach(async () => {
+  await Promise.all(inspectors.splice(0).map((inspector) => inspector.close()));
+});
+
+interface Started {
+  inspector: Inspector;
+  port: number;
+  resends: { id: number; request: ResendRequest }[];
+}
+
+async function start(host = "127.0.0.1"): Promise<Started> {
+  const resends: Started["resends"] = [];
+  const inspector = await startInspector({
+    host,
+    origin: "http://127.0.0.1:1/",
+    resend: async (id, request) => {
+      resends.push({ id, request });
+      return { text: "HTTP 200", outcome: "delivered" };
+    },
+  });
+  inspectors.push(inspector);
+  inspector.add(entry(1));
+  return { inspector, port: Number(new URL(inspector.url).port), resends };
+}
+
+function entry(id: number): InspectorEntry {
+  const body = '{"type":"track","userId":"u1","event":"Secret Order"}';
+  return { id, kind: "request", receivedAt: new Date(0).toISOString(), method: "POST", path: "/hook", type: "track", user: "u1", size: body.length, verdict: "valid", headers: {}, body, status: 200, answer: "", resends: [] };
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** One request to 127.0.0.1:port with the given Host (none if not given) and Origin; an event stream is read up to its second frame (hello, then the one entry). */
+function ask(port: number, path: string, headers: Record<string, string>, method = "GET", body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, method, headers, setHost: false }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+        if (response.headers["content-type"] === "text/event-stream" && text.split("\n\n").length > 2) {
+          response.destroy();
+          resolve({ status: response.statusCode ?? 0, body: text });
+        }
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+const RESEND = "/api/entries/1/resend";
+const resendHeaders = { "content-type": "application/json", "x-wh-inspector": "1" };
+
+describe("the inspector refuses requests for other host names (DNS rebinding)", () => {
+  it("answers the page, the event stream and resend for 127.0.0.1, localhost and [::1] with its port", async () => {
+    const { port, resends } = await start();
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      expect((await ask(port, "/", { host })).status, host).toBe(200);
+      expect((await ask(port, "/events", { host })).body, host).toContain("Secret Order");
+    }
+    const sameOrigin = await ask(port, RESEND, { host: `localhost:${port}`, origin: `http://localhost:${port}`, ...resendHeaders }, "POST", "{}");
+    expect(sameOrigin.status).toBe(200);
+    expect(resends).toHaveLength(1);
+  });
+
+  it("refuses /, /events and resend with 403 when Host names another site, and resends nothing", async () => {
+    const { port, resends } = await start();
+    for (const host of [`evil.example:${port}`, "evil.example", `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`]) {
+      const page = await ask(port, "/", { host });
+      expect(page.status, host).toBe(403);
+      expect(page.body).not.toContain("<script");
+      const events = await ask(port, "/events", { host });
+      expect(events.status, host).toBe(403);
+      expect(events.body).not.toContain("Secret Order");
+      expect((await ask(port, RESEND, { host, origin: `http://${host}`, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status, host).toBe(403);
+    }
+    expect(resends).toEqual([]);
+  });
+
+  it("refuses a Host with another port or without one, and a request with no Host", async () => {
+    const { port } = await start();
+    expect((await ask(port, "/", { host: `127.0.0.1:${port + 1}` })).status).toBe(403);
+    expect((await ask(port, "/", { host: "127.0.0.1" })).status).toBe(403);
+    // HTTP/1.1 requires Host: Node's server answers 400 before the inspector sees the request.
+    expect((await ask(port, "/", {})).status).toBe(400);
+  });
+
+  it("refuses /, /events and resend with 403 when Origin is another site, and resends nothing", async () => {
+    const { port, resends } = await start();
+    const host = `127.0.0.1:${port}`;
+    for (const origin of ["http://evil.example", `http://evil.example:${port}`, "null", `https://127.0.0.1:${port}`]) {
+      expect((await ask(port, "/", { host, origin })).status, origin).toBe(403);
+      const events = await ask(port, "/events", { host, origin });
+      expect(events.status, origin).toBe(403);
+      expect(events.body).not.toContain("Secret Order");
+      expect((await ask(port, RESEND, { host, origin, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status, origin).toBe(403);
+    }
+    expect(resends).toEqual([]);
+  });
+
+  it("bound to every address, takes any IP address or localhost with its port, the token still required", async () => {
+    const { inspector, port } = await start("0.0.0.0");
+    const token = new URL(inspector.url).search;
+    for (const host of [`127.0.0.1:${port}`, `192.0.2.7:${port}`, `[2001:db8::7]:${port}`, `localhost:${port}`]) {
+      expect((await ask(port, `/${token}`, { host })).status, host).toBe(200);
+    }
+    expect((await ask(port, "/", { host: `192.0.2.7:${port}` })).status).toBe(403);
+    expect((await ask(port, `/${token}`, { host: `evil.example:${port}` })).status).toBe(403);
+    expect((await ask(port, `/${token}`, { host: `192.0.2.7:${port + 1}` })).status).toBe(403);
+  });
+});
