@@ -1,3 +1,6 @@
+import { MESSAGE_TYPES } from "../core/message/schema.js";
+import { commandBuilders } from "./inspector-commands.js";
+
 /**
  * The inspector's one page: HTML, CSS and script together, no build step and nothing fetched from
  * anywhere but the inspector itself. Everything that came from a request is put on the page with
@@ -133,21 +136,8 @@ export const INSPECTOR_PAGE = `<!doctype html>
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
   }
 
-  const shellQuote = (text) => "'" + String(text).replace(/'/g, "'\\\\''") + "'";
-
-  function curlCommand(entry) {
-    const parts = ["curl", "-X", entry.method, shellQuote(origin.replace(/\\/$/, "") + entry.path)];
-    for (const [name, value] of Object.entries(entry.headers)) {
-      if (["host", "content-length", "connection"].includes(name.toLowerCase())) continue;
-      parts.push("-H", shellQuote(name + ": " + value));
-    }
-    parts.push("--data-binary", shellQuote(entry.body));
-    return parts.join(" ");
-  }
-
-  function whSendCommand(entry) {
-    return "wh send " + (entry.type || "track") + " --data " + shellQuote(entry.body) + " --url " + shellQuote(origin.replace(/\\/$/, "") + entry.path);
-  }
+  // The tested builders of inspector-commands.ts, their source as it is (every value shell-quoted).
+  const { curlCommand, whSendCommand } = (${commandBuilders.toString()})(${JSON.stringify(MESSAGE_TYPES)});
 
   function renderDetail() {
     const detail = $("detail");
@@ -207,8 +197,8 @@ export const INSPECTOR_PAGE = `<!doctype html>
     copied.dataset.testid = "copied";
     copied.style.display = "none";
     const copy = (text) => { copied.textContent = text; copied.style.display = ""; navigator.clipboard?.writeText(text).catch(() => {}); };
-    copyCurl.addEventListener("click", () => copy(curlCommand(entry)));
-    copyWh.addEventListener("click", () => copy(whSendCommand(entry)));
+    copyCurl.addEventListener("click", () => copy(curlCommand(entry, origin)));
+    copyWh.addEventListener("click", () => copy(whSendCommand(entry, origin)));
     actions.append(copyCurl, copyWh);
     parts.push(actions);
     if (canResend) {

@@ -1,9 +1,11 @@
 import { mkdirSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, ROOT } from "../cli/run-wh.js";
+import { hmacHex, makeTempDir, ROOT } from "../cli/run-wh.js";
+import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
 
 // The inspector page, driven in a real browser (see browser-helpers.ts).
@@ -90,11 +92,11 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     await rows(page).nth(4).click();
     await page.getByTestId("copy-curl").click();
     const curl = await page.getByTestId("copied").textContent();
-    expect(curl).toMatch(/^curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/hook' /);
+    expect(curl).toMatch(/^curl -X 'POST' 'http:\/\/127\.0\.0\.1:\d+\/hook' /);
     expect(curl).toContain(`-H 'x-signature: ${hmacHex(SECRET, signed)}'`);
     expect(curl).toContain(`--data-binary '${signed}'`);
     await page.getByTestId("copy-wh").click();
-    expect(await page.getByTestId("copied").textContent()).toBe(`wh send track --data '${signed}' --url '${listening}hook'`);
+    expect(await page.getByTestId("copied").textContent()).toBe(`wh send 'track' --data '${signed}' --url '${listening}hook'`);
     await page.getByTestId("resend-url").fill(other.url);
     await page.getByTestId("resend").click();
     await expect.poll(() => other.requests.length).toBe(1);
@@ -113,6 +115,27 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     await rows(page).nth(3).click();
     await page.screenshot({ path: join(ROOT, "docs", "inspector.png") });
     expect(dialogs).toEqual([]);
+  });
+
+  it("copies a request whose type, path and body are shell syntax as commands that pass each as one word", async () => {
+    const { listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
+    const { page } = await open(inspector);
+    const type = "track; touch type-injected #";
+    const path = "/hook';touch$IFS'path-injected';'";
+    const body = JSON.stringify({ type, userId: "u1", event: "it's $(touch body-injected) `touch body-2`" });
+    expect(await post(`${listening}${path.slice(1)}`, body, { "x-signature": hmacHex(SECRET, body) })).toBe(200);
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await rows(page).first().click();
+    const dir = await makeTempDir();
+    const url = new URL(path.slice(1), listening).href;
+    await page.getByTestId("copy-wh").click();
+    expect(await shellWords((await page.getByTestId("copied").textContent()) as string, dir)).toEqual(["wh", "send", "track", "--data", body, "--url", url]);
+    await page.getByTestId("copy-curl").click();
+    const curl = await shellWords((await page.getByTestId("copied").textContent()) as string, dir);
+    expect(curl.slice(0, 4)).toEqual(["curl", "-X", "POST", url]);
+    expect(curl.slice(-2)).toEqual(["--data-binary", body]);
+    // makeTempDir's own package.json, and nothing the commands could have made.
+    expect(await readdir(dir)).toEqual(["package.json"]);
   });
 
   it("wh serve --ui shows each accepted event with its deliveries", async () => {
