@@ -1,5 +1,6 @@
 import { parseJson } from "../core/message/parse-json.js";
 import { UsageError } from "../core/errors.js";
+import { parseJsonOrText } from "../core/json-or-text.js";
 import { stripBom } from "../core/text.js";
 
 const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -23,23 +24,9 @@ export function assignKeyValues(flag: string, pairs: readonly string[], target: 
       node = node[key] as Record<string, unknown>;
     }
     const text = pair.slice(equals + 1);
-    node[path[path.length - 1] as string] = stringPaths.has(path.join(".")) ? text : parseValue(text);
+    node[path[path.length - 1] as string] = stringPaths.has(path.join(".")) ? text : parseJsonOrText(text);
   }
   return target;
-}
-
-/**
- * JSON when the text is JSON, else the text. A number JSON cannot carry exactly as written stays
- * text: `12345678901234567890` (past 2^53), `1.10` (its trailing zero), `1e3`, `-0`.
- */
-function parseValue(text: string): unknown {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  return typeof value === "number" && String(value) !== text.trim() ? text : value;
 }
 
 /** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`). */
