@@ -1,55 +1,57 @@
 /**
- * Reads the lines of a members or values file: NDJSON objects with a userId (and a value), CSV
- * with a header naming a userId column (and a value column), or one userId per line (members)
- * / `userId,value` per line (values). The format is decided by the first non-blank line.
+ * The rows of a members or values file: NDJSON objects with a userId (and a value), CSV with a
+ * header naming a userId column (and a value column), or one userId per line (members) /
+ * `userId,value` per line (values). Reading the file (and splitting CSV into records) is
+ * adapters/user-table-reader.ts; what a record means is decided here.
  */
-import { parse as parseCsv } from "csv-parse/sync";
+import { parseJsonOrText } from "./json-or-text.js";
 
 export type UserRow = { userId: string; value: unknown };
-export type RowResult = { ok: true; row: UserRow } | { ok: false; error: string } | { ok: true; row: undefined };
+export type RowResult = { ok: true; row: UserRow } | { ok: false; error: string };
 
-export type RowParser = (line: string) => RowResult;
+/** Where the user and the value are in the records of a CSV or plain file. */
+export interface UserColumns {
+  user: number;
+  /** Absent for members. */
+  value: number | undefined;
+  /** The first record names the columns: it is not a user. */
+  header: boolean;
+}
 
 const USER_ID_COLUMN = /^(user_?id)$/i;
 
 /**
- * Returns a parser for the file whose first non-blank line is `firstLine` (it returns row
- * undefined for a header), or why the file cannot be read. A `.csv` file must have a header
- * naming its user column: without one, `email` then `a@x` would be read as two users.
+ * The columns of a CSV or plain file, from its first record, or why the file cannot be read. A
+ * `.csv` file must have a header naming its user column: without one, `email` then `a@x` would be
+ * read as two users.
  */
-export function createRowParser(firstLine: string, wantValue: boolean, csv: boolean): RowParser | { error: string } {
-  if (firstLine.trimStart().startsWith("{")) return (line) => parseJsonRow(line, wantValue);
-  const header = parseCsvLine(firstLine).map((cell) => cell.trim());
-  const userColumn = header.findIndex((cell) => USER_ID_COLUMN.test(cell));
-  if (userColumn === -1) {
+export function findUserColumns(first: readonly string[], wantValue: boolean, csv: boolean): UserColumns | { error: string } {
+  const header = first.map((cell) => cell.trim());
+  const user = header.findIndex((cell) => USER_ID_COLUMN.test(cell));
+  if (user === -1) {
     if (csv || header.length > (wantValue ? 2 : 1)) {
       return { error: `no user column: the header (${header.map((cell) => JSON.stringify(cell)).join(", ")}) has no userId or user_id column; name the column that holds the user ids userId` };
     }
     // No header: one userId per line, or userId,value.
-    return (line) => csvRow(parseCsvLine(line), 0, wantValue ? 1 : undefined, wantValue);
+    return { user: 0, value: wantValue ? 1 : undefined, header: false };
   }
-  const valueIndex = header.findIndex((cell) => /^value$/i.test(cell));
-  const valueColumn = valueIndex !== -1 ? valueIndex : header.findIndex((_, index) => index !== userColumn);
-  let seenHeader = false;
-  return (line) => {
-    if (!seenHeader) {
-      seenHeader = true;
-      return { ok: true, row: undefined };
-    }
-    return csvRow(parseCsvLine(line), userColumn, wantValue ? valueColumn : undefined, wantValue);
-  };
+  if (!wantValue) return { user, value: undefined, header: true };
+  const named = header.findIndex((cell) => /^value$/i.test(cell));
+  return { user, value: named !== -1 ? named : header.findIndex((_, index) => index !== user), header: true };
 }
 
-function csvRow(cells: string[], userColumn: number, valueColumn: number | undefined, wantValue: boolean): RowResult {
-  const userId = cells[userColumn]?.trim() ?? "";
+/** One CSV record as a row: its value follows the rule of `--trait` (JSON when it is JSON exactly as written, else text). */
+export function csvRow(cells: readonly string[], columns: UserColumns): RowResult {
+  const userId = cells[columns.user]?.trim() ?? "";
   if (userId === "") return { ok: false, error: "no userId" };
-  if (!wantValue) return { ok: true, row: { userId, value: true } };
-  const cell = valueColumn === undefined || valueColumn < 0 ? undefined : cells[valueColumn];
+  if (columns.value === undefined) return { ok: true, row: { userId, value: true } };
+  const cell = columns.value < 0 ? undefined : cells[columns.value];
   if (cell === undefined) return { ok: false, error: `no value for ${userId}` };
-  return { ok: true, row: { userId, value: parseCell(cell.trim()) } };
+  return { ok: true, row: { userId, value: parseJsonOrText(cell.trim()) } };
 }
 
-function parseJsonRow(line: string, wantValue: boolean): RowResult {
+/** One NDJSON line as a row. */
+export function jsonRow(line: string, wantValue: boolean): RowResult {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -63,19 +65,4 @@ function parseJsonRow(line: string, wantValue: boolean): RowResult {
   if (!wantValue) return { ok: true, row: { userId, value: true } };
   if (!("value" in record)) return { ok: false, error: `no value for ${userId}` };
   return { ok: true, row: { userId, value: record.value } };
-}
-
-/** A CSV cell's value: JSON when it parses (numbers, booleans, null), else the text. */
-function parseCell(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Splits one CSV line with csv-parse (RFC 4180: quoted cells, doubled quotes inside them). */
-export function parseCsvLine(line: string): string[] {
-  const [cells] = parseCsv(line, { relax_column_count: true, relax_quotes: true }) as string[][];
-  return cells ?? [""];
 }

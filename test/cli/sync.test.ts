@@ -96,7 +96,7 @@ async function workspace() {
   return {
     dir,
     statePath,
-    write: (name: string, text: string) => writeFile(join(dir, name), text),
+    write: (name: string, text: string | Buffer) => writeFile(join(dir, name), text),
     audience: (server: RecordingServer, extra: readonly string[] = [], name = AUDIENCE): Promise<RunResult> =>
       run(["audience", "sync", name, "--members", "members.txt", "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
     traits: (server: RecordingServer, file: string, extra: readonly string[] = []): Promise<RunResult> =>
@@ -390,6 +390,90 @@ describe("wh audience sync: bad input", () => {
     await ws.write("members.txt", members("u1"));
     const result = await ws.audience(server, [], "!!!");
     expectExit(result, 2);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("wh audience sync and wh traits sync: CSV files", () => {
+  it("reads a quoted line break as part of its cell, and names the line each record starts on", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("members.csv", 'userId,note\r\nq1,"first line\r\nsecond line"\r\n"q\n2",x\r\n\r\nq3,"a, ""b"""\r\n');
+    expectExit(await ws.audience(server, ["--members", "members.csv"]), 0);
+    expect(sentOnce(server, AUDIENCE_TRAIT)).toEqual(trueFor(["q\n2", "q1", "q3"]));
+    const bad = await receiver();
+    await ws.write("members.csv", 'userId,note\nq1,"two\nlines"\n\n,"no user, and\na line break"\nq4,x\n');
+    const result = await ws.audience(bad, ["--members", "members.csv"]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain("members.csv line 5: no userId");
+    expect(bad.requests).toHaveLength(0);
+  });
+
+  it("refuses a quote that is never closed with exit 2, naming the line it opens on, and sends nothing", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("members.csv", 'userId,note\nq1,x\nq2,"never closed\nq3,y\nq4,z\n');
+    const result = await ws.audience(server, ["--members", "members.csv"]);
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(/members\.csv line 3: .*quote/);
+    expect(server.requests).toHaveLength(0);
+    expect(await exists(ws.statePath)).toBe(false);
+  });
+
+  it("keeps values that JSON would change as text, as --trait does, and reads the rest as JSON", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("ltv.csv", 'userId,value\nu1,1.10\nu2,1e3\nu3,18446744073709551616\nu4,-0\nu5,42\nu6,2.5\nu7,"[1,2]"\nu8,"two\nlines"\nu9,007\n');
+    expectExit(await ws.traits(server, "ltv.csv"), 0);
+    expect(sentOnce(server, LTV_TRAIT)).toEqual({ u1: "1.10", u2: "1e3", u3: "18446744073709551616", u4: "-0", u5: 42, u6: 2.5, u7: [1, 2], u8: "two\nlines", u9: "007" });
+    expect(server.requests.some((request) => request.body.toString("utf8").includes(`"${LTV_TRAIT}":"18446744073709551616"`))).toBe(true);
+  });
+
+  it("refuses a member whose identify would be over 32 KB as an invalid message, exits 1, and sends the others", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    const big = "b".repeat(40_000);
+    await ws.write("members.csv", `userId\nu1\n${big}\nu3\n`);
+    const result = await ws.audience(server, ["--members", "members.csv"]);
+    expectExit(result, 1);
+    expect(sentOnce(server, AUDIENCE_TRAIT)).toEqual(trueFor(["u1", "u3"]));
+    expect(result.stderr).toMatch(/invalid: message is \d+ bytes of JSON; the limit is 32000 bytes/);
+    expect(result.stderr).toContain(`user ${"b".repeat(80)}… (40000 characters): invalid`);
+    expect(result.stderr.length).toBeLessThan(5_000);
+    expect(await stateValues(ws.statePath)).toEqual(trueFor(["u1", "u3"]));
+  });
+
+  it.each(["members.csv", "members.txt"])("refuses a 30 MB member in %s with exit 2, naming its line, and sends nothing", async (file) => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write(file, `userId\nu1\n${"h".repeat(30_000_000)}\nu3\n`);
+    const result = await ws.audience(server, ["--members", file]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain(`${file} line 3: `);
+    expect(result.stderr).toContain("1 MiB");
+    expect(result.stderr.length).toBeLessThan(2_000);
+    expect(server.requests).toHaveLength(0);
+    expect(await exists(ws.statePath)).toBe(false);
+  });
+
+  it("refuses a 30 MB line of an NDJSON members file with exit 2, naming it, and sends nothing", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("members.txt", `{"userId":"u1"}\n{"userId":"${"h".repeat(30_000_000)}"}\n{"userId":"u3"}\n`);
+    const result = await ws.audience(server);
+    expectExit(result, 2);
+    expect(result.stderr).toContain("members.txt line 2: ");
+    expect(result.stderr).toContain("1 MiB");
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("refuses a CSV cell that is not UTF-8 with exit 2, naming its line, and sends nothing", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("members.csv", Buffer.concat([Buffer.from("userId\nu1\n"), Buffer.from([0x75, 0xff, 0x32]), Buffer.from("\nu3\n")]));
+    const result = await ws.audience(server, ["--members", "members.csv"]);
+    expectExit(result, 2);
+    expect(result.stderr).toContain("members.csv line 3: not valid UTF-8");
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { readLines } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter } from "../../adapters/sync-state.js";
+import { readUserTable } from "../../adapters/user-table-reader.js";
 import { resolveDeliverySettings, type DeliveryFlags, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
 import { prepareMessage, type DestinationMode } from "../../core/message/prepare.js";
-import { createRowParser, type RowParser } from "../../core/user-table.js";
+import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type DeliveryJob } from "../../engine/run-deliveries.js";
 import type { CliIo, GlobalFlags } from "../io.js";
@@ -27,14 +27,14 @@ export interface SyncFlags extends DeliveryFlags {
 /** `wh audience sync NAME --members FILE --state FILE`: identify `{ trait: true|false }` for each change. */
 export async function runAudienceSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (flags.members === undefined) throw new UsageError("--members FILE is required");
-  const members = await readUserTable(flags.members, io, false);
+  const members = await readUsers(flags.members, io, false);
   return runSync("audience", name, flags, globals, io, (known) => diffMembership(new Set(members.keys()), new Set(known.keys())));
 }
 
 /** `wh traits sync NAME --values FILE`: identify `{ trait: value }` for users whose value changed. */
 export async function runTraitsSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (flags.values === undefined) throw new UsageError("--values FILE is required");
-  const values = await readUserTable(flags.values, io, true);
+  const values = await readUsers(flags.values, io, true);
   return runSync("trait", name, flags, globals, io, (known) => diffTraitValues(values, known));
 }
 
@@ -124,27 +124,24 @@ async function* changeJobs(changes: TraitChange[], trait: string, mode: Destinat
         number: start + offset + 1,
         original: JSON.stringify(input),
         prepared: prepareMessage(input, stamps, { mode }),
-        label: `user ${change.userId}`,
+        label: userLabel(change.userId),
         origin: { userId: change.userId, change: change.change, value: change.value },
       };
     });
   }
 }
 
-/** Reads a members or values file whole (a bad line stops the sync before anything is sent). */
-async function readUserTable(file: string, io: CliIo, wantValue: boolean): Promise<Map<string, unknown>> {
+/** A user in log lines: at most 80 characters of the id, neutralised (a file's text may hold escape sequences and line breaks). */
+function userLabel(userId: string): string {
+  return `user ${neutralize(userId.length > 80 ? `${userId.slice(0, 80)}… (${userId.length} characters)` : userId)}`;
+}
+
+/** Reads a members or values file to its end (a bad line stops the sync before anything is sent). */
+async function readUsers(file: string, io: CliIo, wantValue: boolean): Promise<Map<string, unknown>> {
   const rows = new Map<string, unknown>();
-  let parse: RowParser | undefined;
-  for await (const line of readLines(await openInputStream(file, io.cwd, io))) {
-    if (line.text.trim() === "") continue;
-    if (parse === undefined) {
-      const created = createRowParser(line.text, wantValue, /\.csv$/i.test(file));
-      if ("error" in created) throw new InputError(`${file} line ${line.number}: ${created.error}`, { hint: "nothing was sent" });
-      parse = created;
-    }
-    const result = parse(line.text);
-    if (!result.ok) throw new InputError(`${file} line ${line.number}: ${result.error}`, { hint: "nothing was sent" });
-    if (result.row !== undefined) rows.set(result.row.userId, result.row.value);
+  for await (const { line, result } of readUserTable(await openInputStream(file, io.cwd, io), { wantValue, csv: /\.csv$/i.test(file) })) {
+    if (!result.ok) throw new InputError(`${file} line ${line}: ${result.error}`, { hint: "nothing was sent" });
+    rows.set(result.row.userId, result.row.value);
   }
   return rows;
 }
