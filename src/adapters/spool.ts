@@ -1,9 +1,11 @@
-import { appendFileSync, closeSync, fdatasync, fstatSync, ftruncateSync, mkdirSync, readdirSync, readFileSync, rmSync, write, writeSync } from "node:fs";
+import { appendFileSync, closeSync, fdatasync, ftruncateSync, mkdirSync, readdirSync, rmSync, write, writeSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { OutputWriteError, UsageError } from "../core/errors.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
+import { readAcks, scanSegment } from "./spool-files.js";
+import { SpoolReader } from "./spool-reader.js";
 
 const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
@@ -12,15 +14,22 @@ const fdatasyncAsync = promisify(fdatasync);
 const SEGMENT_RECORDS = 10_000;
 const SEGMENT_NAME = /^(\d{16})\.ndjson$/;
 
-/** One spooled record: its sequence number (global, increasing) and its text (one JSON line). */
+/**
+ * One spooled record: its sequence number (global, increasing) and its text (one JSON line); and,
+ * when a reader was handed it as it was committed, what the appender attached to it.
+ */
 export interface SpoolRecord {
   seq: number;
   text: string;
+  attached?: unknown;
 }
 
 export interface SpoolOptions {
   maxBytes: number;
-  /** Why a recovered record cannot be used (undefined when it can): such records are quarantined. */
+  /**
+   * Sees each record recovery finds still to deliver; says why it cannot be used (then it is
+   * quarantined), or undefined when it can.
+   */
   check?: ((text: string) => string | undefined) | undefined;
   /** Where quarantined records are appended, one JSON line each. */
   quarantinePath?: string | undefined;
@@ -32,13 +41,26 @@ export interface Quarantined {
   path: string;
 }
 
-interface Segment {
-  start: number;
-  path: string;
-  /** Records written whole (the segment's lines). */
+/** A segment file as readers see it: where its records start, how many are whole on disk, which ended. */
+export interface SegmentView {
+  readonly start: number;
+  readonly path: string;
+  readonly records: number;
+  readonly bytes: number;
+  readonly ended: Uint8Array;
+}
+
+/** Records just made durable, handed to readers waiting at the end of the spool. */
+export interface Committed {
+  segment: SegmentView;
+  first: number;
+  texts: string[];
+  attached: unknown[];
+}
+
+interface Segment extends SegmentView {
   records: number;
   bytes: number;
-  /** Which records have ended, by index; and how many. */
   ended: Uint8Array;
   endedCount: number;
   /** The ack file, and the acks not yet written to it (a full disk holds them back). */
@@ -56,20 +78,25 @@ interface Segment {
  * requests that arrive while a sync runs share the next one. Each group is written at the
  * position the last whole record ended, never at the file offset: a failed write (a full disk)
  * cuts the segment back to that position and rejects, so nothing half-written is ever answered
- * 200 and the next write leaves no hole. One process per directory (a lock file). On open, the
- * records not yet ended are handed back in order, to be delivered again; a record that cannot be
- * read (a hole of NUL bytes left by an older wh, a line that is not a record) is moved to the
+ * 200 and the next write leaves no hole. One process per directory (a lock file).
+ *
+ * Nothing of the backlog is held in memory but one bit per record: readers (`reader()`) read the
+ * records from the files, a window at a time, and are handed new ones as they are committed once
+ * they have caught up. On open, the segments are scanned a chunk at a time; a record that cannot
+ * be read (a hole of NUL bytes left by an older wh, a line that is not a record) is moved to the
  * quarantine file instead of stopping the start.
  */
 export class Spool {
   private readonly segments: Segment[] = [];
   private current: { segment: Segment; fd: number } | undefined;
-  private nextSeq = 0;
-  private pending: { texts: string[]; resolve: (seqs: number[]) => void; reject: (error: Error) => void }[] = [];
+  private next = 0;
+  private pending: { texts: string[]; attached: unknown[]; resolve: (seqs: number[]) => void; reject: (error: Error) => void }[] = [];
   private committing = false;
   private liveBytes = 0;
   private liveRecords = 0;
   private quarantined: Quarantined | undefined;
+  private waiting: ((committed: Committed | undefined) => void)[] = [];
+  private closed = false;
 
   private constructor(
     readonly dir: string,
@@ -77,11 +104,8 @@ export class Spool {
     private readonly options: SpoolOptions,
   ) {}
 
-  /**
-   * Opens (creating) the spool in `dir`, and returns it with the records still to deliver, and
-   * what recovery quarantined.
-   */
-  static open(dir: string, options: SpoolOptions): { spool: Spool; unfinished: SpoolRecord[]; quarantined: Quarantined | undefined } {
+  /** Opens (creating) the spool in `dir`: how many records are still to deliver, and what recovery quarantined. */
+  static async open(dir: string, options: SpoolOptions): Promise<{ spool: Spool; recovered: number; quarantined: Quarantined | undefined }> {
     try {
       mkdirSync(dir, { recursive: true });
     } catch (error) {
@@ -90,10 +114,10 @@ export class Spool {
     const lock = acquireLock(join(dir, "spool.lock"), `the spool ${dir}`);
     const spool = new Spool(dir, lock, options);
     try {
-      const unfinished = spool.recover();
-      return { spool, unfinished, quarantined: spool.quarantined };
+      await spool.recover();
+      return { spool, recovered: spool.liveRecords, quarantined: spool.quarantined };
     } catch (error) {
-      lock.release();
+      spool.close();
       throw error;
     }
   }
@@ -108,6 +132,11 @@ export class Spool {
     return this.liveBytes;
   }
 
+  /** The sequence number the next record will get. */
+  get nextSeq(): number {
+    return this.next;
+  }
+
   /** True when `bytes` more would pass the spool's size limit. */
   full(bytes: number): boolean {
     return this.liveBytes + bytes > this.options.maxBytes;
@@ -116,13 +145,30 @@ export class Spool {
   /**
    * Appends records (each one JSON text without a newline) and resolves with their sequence
    * numbers once they are synced to disk. Rejects with OutputWriteError when the disk refuses;
-   * then none of them is in the spool.
+   * then none of them is in the spool. `attached` (one per text) goes to the readers handed the
+   * records as they are committed, so they need not parse what the appender holds already.
    */
-  append(texts: string[]): Promise<number[]> {
+  append(texts: string[], attached: unknown[] = []): Promise<number[]> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ texts, resolve, reject });
+      this.pending.push({ texts, attached, resolve, reject });
       if (!this.committing) void this.commit();
     });
+  }
+
+  /** A reader of every record not ended, from the oldest, in order; it ends when the spool closes. */
+  reader(): SpoolReader {
+    return new SpoolReader(this, this.segments[0]?.start ?? this.next);
+  }
+
+  /** The segment holding `seq`, or else the first after it; undefined past the end. */
+  segmentFrom(seq: number): SegmentView | undefined {
+    return this.segments.find((segment) => seq < segment.start + segment.records);
+  }
+
+  /** Resolves with the next group committed, or undefined once the spool is closed. */
+  nextCommit(): Promise<Committed | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   private async commit(): Promise<void> {
@@ -130,9 +176,9 @@ export class Spool {
     while (this.pending.length > 0) {
       const group = this.pending;
       this.pending = [];
+      const texts = group.flatMap((entry) => entry.texts);
       const { segment, fd } = this.currentSegment();
-      const text = group.map((entry) => entry.texts.map((record) => `${record}\n`).join("")).join("");
-      const bytes = Buffer.from(text);
+      const bytes = Buffer.from(texts.map((record) => `${record}\n`).join(""));
       try {
         let offset = 0;
         while (offset < bytes.length) offset += (await writeAsync(fd, bytes, offset, bytes.length - offset, segment.bytes + offset)).bytesWritten;
@@ -141,31 +187,36 @@ export class Spool {
         try {
           ftruncateSync(fd, segment.bytes);
         } catch {
-          // Recovery drops a torn last line anyway.
+          // The next write starts at segment.bytes all the same; recovery cuts a torn last line.
         }
         const failure = new OutputWriteError(`could not write the spool ${segment.path}: ${describeOutputError(error, segment.path)}`, { cause: error });
         for (const entry of group) entry.reject(failure);
         continue;
       }
-      const added = group.reduce((sum, entry) => sum + entry.texts.length, 0);
-      if (segment.records + added > segment.ended.length) {
-        const grown = new Uint8Array(segment.records + added);
-        grown.set(segment.ended);
-        segment.ended = grown;
-      }
-      const answers = group.map((entry) => {
-        const seqs = entry.texts.map((_, index) => segment.start + segment.records + index);
-        segment.records += entry.texts.length;
-        return seqs;
-      });
-      this.nextSeq = segment.start + segment.records;
-      segment.bytes += bytes.length;
-      this.liveBytes += bytes.length;
-      this.liveRecords += added;
+      const first = segment.start + segment.records;
+      this.grow(segment, texts.length, bytes.length);
+      let seq = first;
+      for (const entry of group) entry.resolve(entry.texts.map(() => seq++));
+      const waiting = this.waiting;
+      this.waiting = [];
+      const attached = group.flatMap((entry) => entry.texts.map((_, index) => entry.attached[index]));
+      for (const resolve of waiting) resolve({ segment, first, texts, attached });
       if (segment.records >= SEGMENT_RECORDS) this.seal();
-      group.forEach((entry, index) => entry.resolve(answers[index] as number[]));
     }
     this.committing = false;
+  }
+
+  private grow(segment: Segment, added: number, bytes: number): void {
+    if (segment.records + added > segment.ended.length) {
+      const grown = new Uint8Array(segment.records + added);
+      grown.set(segment.ended);
+      segment.ended = grown;
+    }
+    segment.records += added;
+    segment.bytes += bytes;
+    this.next = segment.start + segment.records;
+    this.liveBytes += bytes;
+    this.liveRecords += added;
   }
 
   /**
@@ -173,14 +224,19 @@ export class Spool {
    * the spool is the forwarder's journal (see FinishedLog).
    */
   markFinished(seq: number): void {
-    const segment = this.segmentOf(seq);
-    if (segment === undefined) return;
+    const segment = this.segmentFrom(seq) as Segment | undefined;
+    if (segment === undefined || seq < segment.start) return;
     const index = seq - segment.start;
     if (segment.ended[index] === 1) return;
+    this.end(segment, index, true);
+  }
+
+  /** Marks a record ended; `unwritten`: its ack is still to be written to the ack file. */
+  private end(segment: Segment, index: number, unwritten: boolean): void {
     segment.ended[index] = 1;
     segment.endedCount += 1;
     this.liveRecords -= 1;
-    segment.unwrittenAcks += `${index}\n`;
+    if (unwritten) segment.unwrittenAcks += `${index}\n`;
   }
 
   /**
@@ -210,12 +266,13 @@ export class Spool {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const resolve of this.waiting.splice(0)) resolve(undefined);
     try {
       this.seal();
       this.flush();
       for (const segment of this.segments) closeSync(segment.acksFd);
-      if (this.current !== undefined) closeSync(this.current.fd);
-      this.current = undefined;
     } finally {
       this.lock.release();
     }
@@ -223,10 +280,10 @@ export class Spool {
 
   private currentSegment(): { segment: Segment; fd: number } {
     if (this.current !== undefined) return this.current;
-    const start = this.nextSeq;
+    const start = this.next;
     const path = join(this.dir, `${String(start).padStart(16, "0")}.ndjson`);
     const fd = openOutputFile(path, "the spool segment", "truncate");
-    const segment = this.track(start, path, 0, 0, new Uint8Array(SEGMENT_RECORDS), 0, "truncate");
+    const segment = this.track(start, path, "truncate");
     this.current = { segment, fd };
     return this.current;
   }
@@ -238,20 +295,11 @@ export class Spool {
     this.current = undefined;
   }
 
-  private track(start: number, path: string, records: number, bytes: number, ended: Uint8Array, endedCount: number, acks: "append" | "truncate"): Segment {
+  private track(start: number, path: string, acks: "append" | "truncate"): Segment {
     const acksFd = openOutputFile(`${path}.acks`, "the spool's acks", acks);
-    const segment: Segment = { start, path, records, bytes, ended, endedCount, acksFd, unwrittenAcks: "", sealed: false };
+    const segment: Segment = { start, path, records: 0, bytes: 0, ended: new Uint8Array(SEGMENT_RECORDS), endedCount: 0, acksFd, unwrittenAcks: "", sealed: false };
     this.segments.push(segment);
     return segment;
-  }
-
-  private segmentOf(seq: number): Segment | undefined {
-    // Few segments live at once (each holds 10,000 records): a scan from the newest is enough.
-    for (let index = this.segments.length - 1; index >= 0; index -= 1) {
-      const segment = this.segments[index] as Segment;
-      if (seq >= segment.start) return seq < segment.start + segment.records ? segment : undefined;
-    }
-    return undefined;
   }
 
   private remove(segment: Segment): void {
@@ -262,46 +310,27 @@ export class Spool {
     this.liveBytes -= segment.bytes;
   }
 
-  /** Reads the segments left by earlier runs; every one is sealed, and appends go to a new one. */
-  private recover(): SpoolRecord[] {
-    const unfinished: SpoolRecord[] = [];
+  /** Scans the segments left by earlier runs, a chunk at a time; every one is sealed, and appends go to a new one. */
+  private async recover(): Promise<void> {
     const names = readdirSync(this.dir)
       .filter((name) => SEGMENT_NAME.test(name))
       .sort();
     for (const name of names) {
       const start = Number((SEGMENT_NAME.exec(name) as RegExpExecArray)[1]);
       const path = join(this.dir, name);
-      const text = readFileSync(path, "utf8");
-      // A line without its newline was never synced whole, so never answered 200: cut it off.
-      const whole = text.slice(0, text.lastIndexOf("\n") + 1);
-      if (whole.length !== text.length) truncateFile(path, Buffer.byteLength(whole));
-      const lines = whole === "" ? [] : whole.slice(0, -1).split("\n");
-      const ended = new Uint8Array(Math.max(SEGMENT_RECORDS, lines.length));
-      let endedCount = 0;
-      for (const line of readAcks(`${path}.acks`)) {
-        if (!/^\d+$/.test(line)) continue;
-        const index = Number(line);
-        if (Number.isInteger(index) && index >= 0 && index < lines.length && ended[index] === 0) {
-          ended[index] = 1;
-          endedCount += 1;
-        }
-      }
-      const segment = this.track(start, path, lines.length, Buffer.byteLength(whole), ended, endedCount, "append");
+      const segment = this.track(start, path, "append");
       segment.sealed = true;
-      this.liveBytes += segment.bytes;
-      lines.forEach((line, index) => {
-        if (ended[index] === 1) return;
-        // NUL bytes are never part of a record (JSON escapes them): a run of them is a hole.
-        const text = line.replace(/^\0+/, "");
-        const problem = this.options.check?.(text);
-        if (problem === undefined) unfinished.push({ seq: start + index, text });
-        else this.quarantine(`${name} line ${index + 1}`, problem, line, segment, index);
+      const acked = readAcks(`${path}.acks`);
+      const scanned = await scanSegment(path, (line, index) => {
+        if (acked.has(index)) return;
+        const problem = this.options.check?.(line.replace(/^\0+/, ""));
+        if (problem !== undefined) this.quarantine(`${name} line ${index + 1}`, problem, line, segment, index);
       });
-      this.liveRecords += lines.length - segment.endedCount;
-      this.nextSeq = Math.max(this.nextSeq, start + lines.length);
+      this.grow(segment, scanned.records, scanned.bytes);
+      for (const index of acked) if (index < segment.records && segment.ended[index] === 0) this.end(segment, index, false);
+      this.next = Math.max(this.next, start + segment.records);
     }
     for (const segment of [...this.segments]) if (segment.endedCount === segment.records) this.remove(segment);
-    return unfinished;
   }
 
   /** Sets a record aside in the quarantine file and ends it in the spool. */
@@ -312,31 +341,13 @@ export class Spool {
     } catch (error) {
       throw new OutputWriteError(`could not quarantine ${where} to ${path}: ${describeOutputError(error, path)}`, { cause: error });
     }
-    segment.ended[index] = 1;
-    segment.endedCount += 1;
-    segment.unwrittenAcks += `${index}\n`;
+    if (index >= segment.ended.length) {
+      const grown = new Uint8Array(index + 1);
+      grown.set(segment.ended);
+      segment.ended = grown;
+    }
+    // grow() counts every record scanned as live once the scan ends: end() takes this one off.
+    this.end(segment, index, true);
     this.quarantined = { count: (this.quarantined?.count ?? 0) + 1, path };
-  }
-}
-
-/** The ack file's whole lines; a partial last one (a write cut short by a full disk) is cut off. */
-function readAcks(path: string): string[] {
-  try {
-    const text = readFileSync(path, "utf8");
-    const whole = text.slice(0, text.lastIndexOf("\n") + 1);
-    if (whole.length !== text.length) truncateFile(path, Buffer.byteLength(whole));
-    return whole.split("\n");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-}
-
-function truncateFile(path: string, length: number): void {
-  const fd = openOutputFile(path, "the spool file", "append");
-  try {
-    if (fstatSync(fd).size > length) ftruncateSync(fd, length);
-  } finally {
-    closeSync(fd);
   }
 }

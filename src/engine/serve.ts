@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { AppendFile } from "../adapters/append-file.js";
 import { QueueUnavailable, RedisQueue } from "../adapters/redis-queue.js";
-import { Spool, type SpoolRecord } from "../adapters/spool.js";
+import { Spool } from "../adapters/spool.js";
+import type { SpoolReader } from "../adapters/spool-reader.js";
 import { startTrackingServer, type TrackingAnswer, type TrackingRequest } from "../adapters/tracking-server.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
@@ -86,7 +87,9 @@ interface Source {
 interface Forwarder {
   destination: Destination;
   sender: Sender;
-  queue: JobQueue;
+  /** Where its jobs come from: pushed (Redis), or read from the spool. */
+  queue: JobQueue | undefined;
+  stopInput: () => void;
   /** The dead-letter file, to close at the end (with Redis, only when --dead-letter names one). */
   deadLetter: AppendFile | undefined;
   run: Promise<RunSummary>;
@@ -98,13 +101,13 @@ interface SpooledEvent {
   event: Record<string, unknown>;
 }
 
-/** Why a spooled record cannot be delivered, or undefined when it can. */
-function spooledEventProblem(text: string): string | undefined {
+/** A stored record (a spool line, a Redis entry) read back; why it cannot be delivered when it is not one. */
+function readSpooled(text: string): SpooledEvent | string {
   const parsed = parseJson(text);
   if (!parsed.ok) return parsed.error;
   const record = parsed.value;
   if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string")) return "not a record of wh serve's spool";
-  return undefined;
+  return { source: record.source, event: record.event };
 }
 
 /**
@@ -118,18 +121,28 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const accepting = options.role !== "forward";
   const forwarding = options.role !== "accept";
   const redis = options.queue === undefined ? undefined : await RedisQueue.connect(options.queue.url, { partitions: options.queue.partitions });
-  let opened: ReturnType<typeof Spool.open> | undefined;
+  const sources: Source[] = options.settings.destinations.map((destination) => ({ destination, recent: new RecentIds(options.dedupWindow) }));
+  /** The source (or forwarder) of a stored event, by the source's name; the one there is with flat settings. */
+  const named = <T extends { destination: Destination }>(list: readonly T[], name: string | null | undefined): T | undefined =>
+    options.bySource ? list.find((item) => item.destination.source === name) : list[0];
+  /** A record recovery finds: why it cannot be delivered; else its messageId joins its source's duplicate window. */
+  const recoveredRecord = (text: string): string | undefined => {
+    const read = readSpooled(text);
+    if (typeof read === "string") return read;
+    if (typeof read.event.messageId === "string") named(sources, read.source)?.recent.add(read.event.messageId);
+    return undefined;
+  };
+  let opened: Awaited<ReturnType<typeof Spool.open>> | undefined;
   try {
     opened =
       redis === undefined
-        ? Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes, check: spooledEventProblem, quarantinePath: join(options.dataDir, "quarantine.ndjson") })
+        ? await Spool.open(join(options.dataDir, "spool"), { maxBytes: options.maxSpoolBytes, check: recoveredRecord, quarantinePath: join(options.dataDir, "quarantine.ndjson") })
         : undefined;
   } catch (error) {
     await redis?.close();
     throw error;
   }
   const spool = opened?.spool;
-  const unfinished = opened?.unfinished ?? [];
   const quarantined = opened?.quarantined;
   if (quarantined !== undefined) {
     options.onWarning?.(`the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`);
@@ -159,14 +172,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     metrics.gauge("wh_serve_partitions_owned", "Partitions this process forwards.", () => redis.ownedPartitions.length);
   }
 
-  const sources: Source[] = options.settings.destinations.map((destination) => ({ destination, recent: new RecentIds(options.dedupWindow) }));
-  /** The source (or forwarder) of a stored event, by the source's name; the one there is with flat settings. */
-  const named = <T extends { destination: Destination }>(list: readonly T[], name: string | null | undefined): T | undefined =>
-    options.bySource ? list.find((item) => item.destination.source === name) : list[0];
   let deliverer: Awaited<ReturnType<typeof createDeliverer>> | undefined;
   const forwarders: Forwarder[] = [];
   const stopForwarding = async (): Promise<RunSummary[]> => {
-    for (const forwarder of forwarders) forwarder.queue.end();
+    for (const forwarder of forwarders) forwarder.stopInput();
     try {
       return await Promise.all(forwarders.map((forwarder) => forwarder.run));
     } finally {
@@ -194,9 +203,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     const file = path === undefined ? undefined : AppendFile.open(path, "the dead-letter file", "append");
     const deadLetter: DeadLetterLog | undefined = redisLogs === undefined || file === undefined ? (redisLogs?.deadLetters ?? file) : both(redisLogs.deadLetters, file);
     const journal: FinishedLog = redisLogs?.journal ?? (spool as Spool);
-    const queue = new JobQueue();
     const sender = using.to(destination);
-    const run = runDeliveries(queue, {
+    const queue = spool === undefined ? new JobQueue() : undefined;
+    const reader = spool?.reader();
+    const stopInput = (): void => (queue === undefined ? reader?.stop() : queue.end());
+    const self = { destination, sender, queue, stopInput } as Forwarder;
+    const input = queue ?? spooledJobs(reader as SpoolReader, self);
+    const run = runDeliveries(input, {
+      stopInput,
       sender,
       concurrency: options.concurrency,
       ordered: true,
@@ -216,7 +230,25 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       if (summary.writeError !== undefined) options.onForwardingStopped?.(destination, summary.writeError);
       return summary;
     });
-    return { destination, sender, queue, deadLetter: file, run };
+    return Object.assign(self, { deadLetter: file, run });
+  }
+
+  /** The forwarder's jobs, read from the spool a window at a time: the events of its source (the first also takes those of sources gone from the config). */
+  async function* spooledJobs(reader: SpoolReader, forwarder: Forwarder): AsyncIterable<DeliveryJob[]> {
+    for await (const records of reader) {
+      const jobs: DeliveryJob[] = [];
+      for (const record of records) {
+        const held = record.attached as { spooled: SpooledEvent; prepared: PrepareResult } | undefined;
+        const spooled = held?.spooled ?? readSpooled(record.text);
+        if (typeof spooled === "string") {
+          jobs.push({ number: record.seq, original: record.text, prepared: { ok: false, kind: "invalid-message", error: `the spool's record cannot be read: ${spooled}` }, label: `record ${record.seq}` });
+          continue;
+        }
+        const made = jobOf(record.seq, spooled, held?.prepared);
+        if (made.forwarder === forwarder) jobs.push(made.job);
+      }
+      if (jobs.length > 0) yield jobs;
+    }
   }
 
   const retryingNow = (): number => forwarders.reduce((sum, forwarder) => sum + forwarder.sender.retrying, 0);
@@ -249,28 +281,18 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       if (batch === undefined) byForwarder.set(forwarder, [job]);
       else batch.push(job);
     }
-    for (const [forwarder, batch] of byForwarder) forwarder.queue.push(batch);
+    for (const [forwarder, batch] of byForwarder) forwarder.queue?.push(batch);
   };
 
-  // What an earlier run spooled and did not finish goes first, in the order it was accepted.
-  if (forwarders.length > 0) {
-    pushAll(
-      unfinished.map((record: SpoolRecord) => {
-        const spooled = JSON.parse(record.text) as SpooledEvent;
-        if (typeof spooled.event.messageId === "string") named(sources, spooled.source)?.recent.add(spooled.event.messageId);
-        return jobOf(record.seq, spooled);
-      }),
-    );
-  }
   if (redis !== undefined && redisLogs !== undefined && forwarders.length > 0) {
     redis.startForwarding({
       deliver: (entries) => {
         const readable = entries.filter((entry) => {
-          const problem = spooledEventProblem(entry.text);
-          if (problem !== undefined) redis.deadLetterUnreadable(entry, `not an event of wh serve: ${problem}`);
-          return problem === undefined;
+          const read = readSpooled(entry.text);
+          if (typeof read === "string") redis.deadLetterUnreadable(entry, `not an event of wh serve: ${read}`);
+          return typeof read !== "string";
         });
-        pushAll(readable.map((entry) => jobOf(redisLogs.track(entry), JSON.parse(entry.text) as SpooledEvent)));
+        pushAll(readable.map((entry) => jobOf(redisLogs.track(entry), readSpooled(entry.text) as SpooledEvent)));
       },
       outstanding: () => redisLogs.outstanding,
       onError: (error) => options.onWarning?.(`Redis: ${error.message}; forwarding waits and goes on when it answers`),
@@ -286,8 +308,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   };
 
   /**
-   * Stores accepted events durably: in the spool (then straight to the forwarders, prepared
-   * already), or in Redis. A message when they could not be stored (answered 503).
+   * Stores accepted events durably: in the spool (whose readers feed the forwarders), or in Redis. A message when they could not be stored (answered 503).
    */
   const store = async (source: Source, fresh: { event: Record<string, unknown>; prepared: PrepareResult }[]): Promise<string | undefined> => {
     const name = source.destination.source ?? null;
@@ -307,14 +328,16 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     }
     const local = spool as Spool;
     if (local.full(records.reduce((sum, record) => sum + Buffer.byteLength(record) + 1, 0))) return `the spool is full (${local.bytes} bytes, --max-spool); retry later`;
-    let seqs: number[];
     try {
-      seqs = await local.append(records);
+      // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
+      await local.append(
+        records,
+        fresh.map(({ event, prepared }) => ({ spooled: { source: name, event }, prepared })),
+      );
     } catch (error) {
       if (!(error instanceof OutputWriteError)) throw error;
       return `${error.message}; retry later`;
     }
-    pushAll(fresh.map(({ event, prepared }, index) => jobOf(seqs[index] as number, { source: name, event }, prepared)));
     return undefined;
   };
 
@@ -395,7 +418,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   return {
     url: server.url,
     port: server.port,
-    recovered: unfinished.length,
+    recovered: opened?.recovered ?? 0,
     dataDir: options.dataDir,
     done,
   };
