@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
-import { formatIssues } from "../core/message/schema.js";
+import { formatIssues, formatPath } from "../core/message/schema.js";
+import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
 
 /** The most events in one batch of Segment's Actions destination. */
@@ -78,15 +79,41 @@ const sourceSchema = z.strictObject({
   ...deliveryShape,
 });
 
+/**
+ * `wh serve` knows a source by its write key: two sources with one key would send the second's
+ * events to the first. A source needs no key for `wh send --source` or a delete's fan-out.
+ */
+const sourcesSchema = z.record(nonEmpty, sourceSchema).check(
+  z.superRefine((sources, ctx) => {
+    const names = Object.keys(sources);
+    if (names.length === 0) ctx.addIssue({ code: "custom", message: "no sources: define at least one, or leave sources out" });
+    const firstWithKey = new Map<string, string>();
+    for (const name of names) {
+      const writeKey = sources[name]?.writeKey;
+      if (writeKey === undefined) continue;
+      const first = firstWithKey.get(writeKey);
+      if (first === undefined) firstWithKey.set(writeKey, name);
+      else ctx.addIssue({ code: "custom", path: [name, "writeKey"], message: `the same writeKey as ${formatPath(["sources", first])} (wh serve routes requests by write key: each source needs its own)` });
+    }
+  }),
+);
+
 export const configSchema = z
   .strictObject({
     webhooks: z.optional(webhooksSchema),
     sharedSecret: z.optional(secretSchema),
     ...deliveryShape,
-    sources: z.optional(z.record(nonEmpty, sourceSchema)),
+    sources: z.optional(sourcesSchema),
     ingest: z.optional(z.strictObject({ endpoint: z.optional(webhookUrl), writeKey: z.optional(nonEmpty) })),
     /** wh serve's queue: Redis Streams at redis://[user:password@]host:port[/db] (rediss:// for TLS). */
-    queue: z.optional(z.string().check(z.regex(/^rediss?:\/\/./, "expected a redis:// URL, such as redis://127.0.0.1:6379/0"))),
+    queue: z.optional(
+      z.string().check(
+        z.superRefine((text, ctx) => {
+          const problem = queueUrlProblem(text);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", message: `${JSON.stringify(redactUrlText(text))}: ${problem}` });
+        }),
+      ),
+    ),
   })
   .check(
     z.superRefine((config, ctx) => {

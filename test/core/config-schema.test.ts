@@ -153,7 +153,32 @@ describe("parseConfig: wh serve's queue", () => {
   it("takes a redis:// or rediss:// URL and refuses anything else, naming the key", () => {
     expect(parseConfig({ queue: "redis://:pw@127.0.0.1:6379/2" })).toMatchObject({ ok: true, value: { queue: "redis://:pw@127.0.0.1:6379/2" } });
     expect(parseConfig({ queue: "rediss://redis.example.com:6380" }).ok).toBe(true);
-    expect(issuesOf({ queue: "http://127.0.0.1:6379" })).toEqual(["queue: expected a redis:// URL, such as redis://127.0.0.1:6379/0"]);
+    expect(issuesOf({ queue: "http://127.0.0.1:6379" })).toEqual(['queue: "http://127.0.0.1:6379/": expected a redis:// or rediss:// URL, such as redis://127.0.0.1:6379/0']);
     expect(issuesOf({ queue: 6379 })).toEqual(["queue: Invalid input: expected string, received number"]);
+  });
+
+  it("refuses a database that is not a number and a URL without a host, with the password masked", () => {
+    expect(issuesOf({ queue: "redis://:pw@127.0.0.1:6379/notanumber" })).toEqual([
+      'queue: "redis://:***@127.0.0.1:6379/notanumber": the database "notanumber" is not a number (the path is the database index, such as /0)',
+    ]);
+    expect(issuesOf({ queue: "redis:///0" })).toEqual(['queue: "redis:///0": no host (expected redis://host:port/db, such as redis://127.0.0.1:6379/0)']);
+  });
+});
+
+describe("parseConfig: sources wh serve can route", () => {
+  it("refuses two sources with the same writeKey, naming both and not the key", () => {
+    const issues = issuesOf({ sources: { web: { writeKey: "wk-1", webhooks: [hook()] }, ios: { writeKey: "wk-1", webhooks: [hook()] }, tv: { writeKey: "wk-1", webhooks: [hook()] } } });
+    expect(issues).toEqual([
+      "sources.ios.writeKey: the same writeKey as sources.web (wh serve routes requests by write key: each source needs its own)",
+      "sources.tv.writeKey: the same writeKey as sources.web (wh serve routes requests by write key: each source needs its own)",
+    ]);
+  });
+
+  it("refuses an empty sources", () => {
+    expect(issuesOf({ sources: {} })).toEqual(["sources: no sources: define at least one, or leave sources out"]);
+  });
+
+  it("accepts sources without a writeKey (wh send --source and a delete's fan-out need none)", () => {
+    expect(parseConfig({ sources: { web: { webhooks: [hook()] }, ios: { webhooks: [hook()] } } }).ok).toBe(true);
   });
 });

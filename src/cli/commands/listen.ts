@@ -9,6 +9,7 @@ import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
+import { listenFailure, parseHostFlag } from "../listen-address.js";
 import { Output, summarizeMessage } from "../render.js";
 
 export interface ListenFlags {
@@ -25,11 +26,11 @@ export interface ListenFlags {
 /** `wh listen`: a local receiver that verifies each request and prints it, until Ctrl-C. */
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const port = parseIntFlag("--port", flags.port, 0, 0, 65_535);
+  const host = parseHostFlag(flags.host);
   const status = parseIntFlag("--status", flags.status, 200, 100, 599);
   const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value;
   if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);
-  const host = flags.host ?? "127.0.0.1";
   // The requests the page can act on, by id (as many as the page keeps).
   const kept = new Map<number, ReceivedRequest>();
   let inspector: Inspector | undefined;
@@ -47,11 +48,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       if (kept.size > 1_000) kept.delete(kept.keys().next().value as number);
       inspector.add(requestEntry(request));
     },
-  }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "EADDRINUSE") throw new UsageError(`--port ${port}: the port is in use`, { cause: error });
-    if (error.code === "EACCES") throw new UsageError(`--port ${port}: permission denied`, { cause: error });
-    throw error;
-  });
+  }).catch(listenFailure(port, host));
   if (flags.ui === true) {
     inspector = await startInspector({
       host,
@@ -68,7 +65,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
         output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} request ${id}: ${result.text}`);
         return { text: result.text, outcome: result.outcome };
       },
-    });
+    }).catch(listenFailure(0, host));
   }
   const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${flags.forwardTo}`;
   output.log(`listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`);

@@ -3,6 +3,7 @@ import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
+import { parseQueueFlag } from "../../core/queue-url.js";
 import { neutralize } from "../../core/untrusted.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
@@ -15,7 +16,7 @@ export interface DeadLetterFlags {
 
 async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
   const { config } = await loadConfig(io.cwd, flags.config);
-  const url = flags.queue ?? config.queue;
+  const url = flags.queue === undefined ? config.queue : parseQueueFlag(flags.queue);
   if (url === undefined) throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
   return RedisQueue.connect(url, {});
 }

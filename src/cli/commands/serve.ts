@@ -4,17 +4,20 @@ import { resolve } from "node:path";
 import { startInspector, type Inspector } from "../../adapters/inspector-server.js";
 import { startReceiver, type Receiver } from "../../adapters/receiver.js";
 import { loadConfig } from "../../config/load.js";
+import { formatPath } from "../../core/message/schema.js";
 import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
 import { describeOutcome, type DeliveryEvent } from "../../core/deliver.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
-import { UsageError } from "../../core/errors.js";
+import { ConfigError, UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
+import { parseQueueFlag } from "../../core/queue-url.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { parseSizeFlag } from "../../core/size-flag.js";
 import { resendRequest } from "../../engine/resend.js";
 import type { DeliveryJob, JobOutcome } from "../../engine/run-deliveries.js";
 import { startServe, type AcceptedRequest } from "../../engine/serve.js";
 import type { CliIo, GlobalFlags } from "../io.js";
+import { listenFailure, parseHostFlag } from "../listen-address.js";
 import { noteUnsigned, Output } from "../render.js";
 import { renderRun } from "../run-report.js";
 import { printRequest } from "./listen.js";
@@ -48,7 +51,7 @@ const LOCAL_WRITE_KEY = "wh-local";
  */
 export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const port = parseIntFlag("--port", flags.port, DEFAULT_SERVE_PORT, 0, 65_535);
-  const host = flags.host ?? "127.0.0.1";
+  const host = parseHostFlag(flags.host);
   const maxBodyBytes = parseSizeFlag("--max-body", flags.maxBody, 500_000);
   const maxSpoolBytes = parseSizeFlag("--max-spool", flags.maxSpool, 1_000_000_000);
   const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
@@ -63,7 +66,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   const { config } = await loadConfig(io.cwd, flags.config);
   const queueUrl = flags.queue ?? config.queue;
   const keptIn = queueUrl === undefined ? "the spool" : "the queue";
-  if (queueUrl !== undefined && !/^rediss?:\/\/./.test(queueUrl)) throw new UsageError(`--queue ${JSON.stringify(redactUrlText(queueUrl))}: expected a redis:// URL, such as redis://127.0.0.1:6379/0`);
+  if (flags.queue !== undefined) parseQueueFlag(flags.queue);
   if (queueUrl === undefined && (role !== "both" || partitions !== undefined || flags.deadLetter !== undefined)) {
     const flag = role !== "both" ? "--role" : partitions !== undefined ? "--partitions" : "--dead-letter";
     throw new UsageError(`${flag} needs --queue redis://…: with the local spool one process accepts and forwards, and its dead letters are in --data-dir`);
@@ -80,12 +83,10 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   try {
     const settings = await resolveDeliverySettings(flags, env, io.cwd, "all");
     const bySource = config.sources !== undefined && (flags.url ?? []).length === 0;
+    if (bySource) requireWriteKeys(settings.destinations, settings.configPath);
     noteUnsigned(output, settings.destinations);
-    for (const destination of settings.destinations) {
-      if (bySource && destination.writeKey === undefined) output.warn(output.err.yellow(`source ${destination.source}: no writeKey in the config, so no request can reach it`));
-    }
     const renderers = new Map(settings.destinations.map((destination) => [destination, renderRun(output, destination, undefined, flags.verbose === true)]));
-    const page = flags.ui === true ? await startServeInspector(host, env, output) : undefined;
+    const page = flags.ui === true ? await startServeInspector(host, env, output).catch(listenFailure(0, host)) : undefined;
     const handle = await startServe({
       host,
       port,
@@ -123,11 +124,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       onForwardingStopped: (destination, error) => {
         output.warn(output.err.red(`forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in ${keptIn} for the next start`));
       },
-    }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") throw new UsageError(`--port ${port}: the port is in use`, { cause: error, hint: "pick another with --port, or --port 0 for any free one" });
-      if (error.code === "EACCES") throw new UsageError(`--port ${port}: permission denied`, { cause: error });
-      throw error;
-    });
+    }).catch(listenFailure(port, host));
     output.record({ listening: handle.url, port: handle.port, dataDir: handle.dataDir, recovered: handle.recovered, embeddedReceiver: receiver?.url ?? null });
     const where = queueUrl === undefined ? `spool ${handle.dataDir}` : `queue ${redactUrlText(queueUrl)}, role ${role}`;
     output.log(`${role === "forward" ? "forwarding; /health and /metrics" : "tracking API"} on ${handle.url} (${where}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`);
@@ -154,6 +151,19 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   } finally {
     await receiver?.close();
   }
+}
+
+/**
+ * With sources, a request finds its source by write key: a source without one could never be
+ * reached (wh send --source and a delete's fan-out need none, so the config allows it).
+ */
+function requireWriteKeys(destinations: readonly Destination[], configPath: string | undefined): void {
+  const keyless = destinations.filter((destination) => destination.writeKey === undefined).map((destination) => formatPath(["sources", destination.source ?? ""]));
+  if (keyless.length === 0) return;
+  throw new ConfigError([`${keyless.join(", ")}: no writeKey: wh serve knows a source by its write key, so no request could reach ${keyless.length === 1 ? "it" : "them"}`], {
+    source: configPath,
+    hint: "give each source its writeKey, or serve one source with --source NAME",
+  });
 }
 
 function printAccepted(output: Output, request: AcceptedRequest): void {

@@ -106,7 +106,8 @@ export function formatIssues(error: z.core.$ZodError): string[] {
   });
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
+/** A path in a file as issues name it: `webhooks[5].url`, `sources["my app"]`. */
+export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`;
