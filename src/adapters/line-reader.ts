@@ -1,6 +1,6 @@
-import { isUtf8 } from "node:buffer";
 import type { Hash } from "node:crypto";
 import type { Readable } from "node:stream";
+import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 export interface InputLine {
   /** 1-based line number in the input. */
@@ -102,9 +102,7 @@ function decode(bytes: Buffer, number: number): InputLine {
   let end = bytes.length;
   if (end > 0 && bytes[end - 1] === 0x0d) end -= 1;
   const body = end === bytes.length ? bytes : bytes.subarray(0, end);
-  const valid = isUtf8(body);
-  let text = body.toString("utf8");
-  if (number === 1 && text.startsWith("\uFEFF")) text = text.slice(1);
-  if (valid) return { number, text };
-  return { number, text, problem: "not valid UTF-8 (wh does not guess an encoding; the dead-letter record shows the bytes it could not read as U+FFFD)" };
+  const text = decodeUtf8(body);
+  if (text === undefined) return { number, text: body.toString("utf8"), problem: `${NOT_UTF8}; the dead-letter record shows the bytes it could not read as U+FFFD` };
+  return { number, text: number === 1 && text.startsWith("\uFEFF") ? text.slice(1) : text };
 }

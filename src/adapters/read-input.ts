@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import { InputError, UsageError } from "../core/errors.js";
+import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 // node:fs's callbacks rather than node:fs/promises, which `wh sign` and `wh verify` would load for
 // one read: about 1 ms of their start-up (bench/cold-start.js). Their secret file is read with it too.
@@ -31,6 +32,13 @@ export async function readInput(file: string | undefined, from: StdinSource, wha
   } catch (error) {
     throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
   }
+}
+
+/** readInput for text (`--data @file`): bytes that are not UTF-8 are refused, naming `flag` and where they came from. */
+export async function readTextInput(file: string, from: StdinSource, flag: string): Promise<string> {
+  const text = decodeUtf8(await readInput(file, from, flag));
+  if (text === undefined) throw new InputError(`${flag}: ${file === "-" ? "standard input" : file} is ${NOT_UTF8}`);
+  return text;
 }
 
 /** A file-system error in a person's words, from its code. */

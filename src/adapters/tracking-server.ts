@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createGunzip, createInflate } from "node:zlib";
 import { parseJson } from "../core/message/parse-json.js";
 import { basicAuthWriteKey, trackingCall } from "../core/message/tracking.js";
+import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 /** One tracking call as it arrived: what the engine decides on. */
 export interface TrackingRequest {
@@ -132,7 +133,7 @@ function answer(response: ServerResponse, { status, body, headers }: TrackingAns
   response.writeHead(status, { ...CORS, ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
 }
 
-/** The body as text, gunzipped or inflated when so encoded, refused past `max` bytes either way. */
+/** The body as text, gunzipped or inflated when so encoded, refused past `max` bytes either way, or when not UTF-8. */
 async function readBody(request: IncomingMessage, max: number): Promise<{ text: string; bytes: number }> {
   const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
   const declared = Number(request.headers["content-length"] ?? Number.NaN);
@@ -164,5 +165,7 @@ async function readBody(request: IncomingMessage, max: number): Promise<{ text: 
     throw new BodyError(400, `the body could not be read: ${(error as Error).message}`);
   }
   const body = Buffer.concat(chunks);
-  return { text: body.toString("utf8"), bytes: body.length };
+  const text = decodeUtf8(body);
+  if (text === undefined) throw new BodyError(400, `the body is ${NOT_UTF8}`);
+  return { text, bytes: body.length };
 }

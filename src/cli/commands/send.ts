@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readInput } from "../../adapters/read-input.js";
+import { readTextInput } from "../../adapters/read-input.js";
 import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
 import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
@@ -137,6 +137,6 @@ function objectField(input: Record<string, unknown>, field: string): Record<stri
 }
 
 async function readData(data: string, io: CliIo): Promise<Record<string, unknown>> {
-  const text = data === "-" ? (await readInput("-", io, "--data")).toString("utf8") : data.startsWith("@") ? (await readInput(data.slice(1), io, "--data")).toString("utf8") : data;
+  const text = data === "-" || data.startsWith("@") ? await readTextInput(data === "-" ? "-" : data.slice(1), io, "--data") : data;
   return parseJsonObjectFlag("--data", text);
 }

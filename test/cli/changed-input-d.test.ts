@@ -1,0 +1,65 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
+import { runSigned } from "./replay-helpers.js";
+import { makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { eventually, post, startServe, type ServeProcess } from "./serve-helpers.js";
+
+// Input that wh used to change without a word (replacement characters, dropped keys, rounded
+// numbers, a corrupt state read as another) is refused, naming the problem; nothing is sent.
+// These tests spawn bin/wh.cjs: build first.
+
+const receiver = closedAfterEach();
+const serving: ServeProcess[] = [];
+afterAll(async () => {
+  await Promise.all(serving.map((serve) => serve.stop()));
+  await removeTempDirs();
+});
+
+const TRACK = ["send", "track", "--user-id", "u1", "--event", "E", "--retry-window", "0s"];
+const INVALID_UTF8 = Buffer.concat([Buffer.from('{"type":"track","userId":"u1","event":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+
+function expectExit(result: RunResult, code: number): void {
+  expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(code);
+  expect(result.stderr).not.toMatch(STACK_TRACE);
+}
+
+async function serve(args: readonly string[] = []): Promise<{ wh: ServeProcess; hook: RecordingServer }> {
+  const hook = await receiver();
+  const wh = await startServe(["--url", hook.url, ...args], { cwd: await makeTempDir() });
+  serving.push(wh);
+  return { wh, hook };
+}
+
+describe("invalid UTF-8 is refused everywhere, never sent as U+FFFD", () => {
+  it("refuses wh send --data @file with invalid UTF-8 with exit 2 and sends nothing", async () => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "event.json"), INVALID_UTF8);
+    const result = await runSigned([...TRACK, "--data", "@event.json", "--url", hook.url], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(/--data: event\.json is not valid UTF-8/);
+    expect(hook.requests).toHaveLength(0);
+  });
+
+  it("refuses wh send --data - with invalid UTF-8 on standard input", async () => {
+    const hook = await receiver();
+    const result = await runSigned([...TRACK, "--data", "-", "--url", hook.url], { cwd: await makeTempDir(), input: INVALID_UTF8 });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(/--data: standard input is not valid UTF-8/);
+    expect(hook.requests).toHaveLength(0);
+  });
+
+  it("answers wh serve a body with invalid UTF-8 with 400, as a body that is not JSON, and delivers nothing", async () => {
+    const { wh, hook } = await serve();
+    const answer = await post(wh.url, "/v1/track", INVALID_UTF8, { "content-type": "application/json", authorization: `Basic ${Buffer.from("wk:").toString("base64")}` });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({ success: false, message: expect.stringMatching(/not valid UTF-8/) });
+    const good = await post(wh.url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: "u2", event: "Fine" }));
+    expect(good.status).toBe(200);
+    // Had it been accepted, the refused event would have been spooled, and delivered, with the good one.
+    await eventually(() => hook.requests.length > 0, 10_000, "the good event");
+    expect(hook.requests.map((request) => JSON.parse(request.body.toString("utf8")).userId)).toEqual(["u2"]);
+  });
+});
