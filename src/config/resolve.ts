@@ -84,7 +84,8 @@ export async function resolveDeliverySettings(
   const destinations = chosen.map((choice): Destination => {
     const webhooks = choice.webhooks.map((hook) => ({ url: hook.url, headers: { ...hook.headers, ...flagHeaders } }));
     const checked = parseWebhooks(webhooks);
-    if (!checked.ok) throw new ConfigError(checked.issues.map(flagIssue), { source: "the flags" });
+    // Flag headers go to every URL: one issue each, not one per URL.
+    if (!checked.ok) throw new ConfigError([...new Set(checked.issues.map(flagIssue))], { source: "the flags" });
     return {
       source: choice.source,
       writeKey: choice.writeKey,
@@ -165,9 +166,12 @@ function parseHeaderFlags(values: readonly string[]): Record<string, string> {
   return headers;
 }
 
-/** Names the flag behind a webhook issue: `[2].url: …` came from --url, `[0].headers.X: …` from --header or the file. */
+/** Names the flag behind a webhook issue: `[2].url: …` came from --url, `[0].headers["X-A"]: …` from --header (the file's were checked when it was read). */
 function flagIssue(issue: string): string {
-  if (/^\[\d+\]\.headers/.test(issue)) return `--header ${issue.replace(/^\[\d+\]\.headers\.?/, "")}`;
+  if (/^\[\d+\]\.headers/.test(issue)) {
+    // `["X-Team"]` shown as `X-Team`: a valid name needs no quotes (an invalid one keeps them).
+    return `--header ${issue.replace(/^\[\d+\]\.headers\.?/, "").replace(/^\["([!#$%&'*+\-.^_`|~0-9A-Za-z]+)"\]/, "$1")}`;
+  }
   if (/^\[\d+\]\.url/.test(issue)) return `--url ${issue.replace(/^\[\d+\]\.url: /, "")}`;
   return issue.replace(/^\[\d+\]: /, "");
 }

@@ -16,7 +16,12 @@ export const OWNED_HEADERS = ["content-type", "content-length", "host", "transfe
 const UNWORKABLE_HEADERS = /^(expect|upgrade|keep-alive|te|trailer|proxy-.*)$/i;
 
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FORBIDDEN_VALUE_CHARS = /[\r\n\0]/;
+/**
+ * What a header value may hold (RFC 9110 field-value: tab, visible ASCII, and obs-text bytes up
+ * to U+00FF). Anything else (CR, LF, NUL, the other controls, DEL, characters past U+00FF) would
+ * pass here and then fail every attempt in undici.
+ */
+const HEADER_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/u;
 
 const webhookUrl = z.string().check(
   z.superRefine((text, ctx) => {
@@ -45,10 +50,17 @@ const staticHeaders = z.record(z.string(), z.string()).check(
       } else if (UNWORKABLE_HEADERS.test(name)) {
         ctx.addIssue({ code: "custom", path, message: `${name} is a hop-by-hop or protocol header: a request carrying it cannot be delivered` });
       }
-      if (FORBIDDEN_VALUE_CHARS.test(value)) ctx.addIssue({ code: "custom", path, message: "header value must not contain CR, LF or NUL" });
+      const bad = HEADER_VALUE_CHAR.exec(value)?.[0];
+      if (bad !== undefined) ctx.addIssue({ code: "custom", path, message: describeBadHeaderChar(bad) });
     }
   }),
 );
+
+function describeBadHeaderChar(char: string): string {
+  const code = `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+  if (char.charCodeAt(0) > 0xff) return `header value must not contain ${code}: a header value holds bytes up to U+00FF (percent-encode the text)`;
+  return `header value must not contain ${code}: control characters other than tab (CR, LF, NUL, ESC, DEL, …) are not allowed`;
+}
 
 const webhookSchema = z.strictObject({ url: webhookUrl, headers: z.optional(staticHeaders) });
 

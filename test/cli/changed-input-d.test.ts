@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { runSigned } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
 import { eventually, post, startServe, type ServeProcess } from "./serve-helpers.js";
 
 // Input that wh used to change without a word (replacement characters, dropped keys, rounded
@@ -61,5 +61,35 @@ describe("invalid UTF-8 is refused everywhere, never sent as U+FFFD", () => {
     // Had it been accepted, the refused event would have been spooled, and delivered, with the good one.
     await eventually(() => hook.requests.length > 0, 10_000, "the good event");
     expect(hook.requests.map((request) => JSON.parse(request.body.toString("utf8")).userId)).toEqual(["u2"]);
+  });
+});
+
+describe("header values are checked where they are given, not on every attempt", () => {
+  it.each([
+    ["a BEL", "a\u0007b", "U+0007"],
+    ["an ESC", "\u001b[31mred", "U+001B"],
+    ["a DEL", "a\u007fb", "U+007F"],
+    ["a euro sign", "5 €", "U+20AC"],
+  ])("refuses --header with %s with exit 2, naming --header, and sends nothing", async (_label, value, code) => {
+    const hook = await receiver();
+    const result = await runSigned([...TRACK, "--url", hook.url, "--header", `X-Note: ${value}`], { cwd: await makeTempDir() });
+    expectExit(result, 2);
+    expect(result.stderr).toContain(`--header X-Note: header value must not contain ${code}`);
+    expect(hook.requests).toHaveLength(0);
+  });
+
+  it("sends a header value with a tab as it is", async () => {
+    const hook = await receiver();
+    const result = await runSigned([...TRACK, "--url", hook.url, "--header", "X-Note: a\tb"], { cwd: await makeTempDir() });
+    expectExit(result, 0);
+    expect(hook.requests[0]?.headers["x-note"]).toBe("a\tb");
+  });
+
+  it("refuses a control character in a source's header in wh config validate", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { web: { writeKey: "wk", webhooks: [{ url: "https://a.example.com/hook", headers: { "X-Team": "a\u0001b" } }] } } }));
+    const result = await run(["config", "validate"], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toContain('sources.web.webhooks[0].headers["X-Team"]: header value must not contain U+0001');
   });
 });

@@ -60,12 +60,27 @@ describe("parseConfig: each problem as path: problem", () => {
     expect(issuesOf({ webhooks: [hook(undefined, { "X Team": "growth" })] })).toEqual(['webhooks[0].headers["X Team"]: "X Team" is not a valid header name']);
   });
 
+  const CONTROL = "control characters other than tab (CR, LF, NUL, ESC, DEL, …) are not allowed";
   it.each([
-    ["CR LF", "a\r\nX-Injected: 1"],
-    ["NUL", "a\0b"],
-    ["a lone LF", "a\nb"],
-  ])("refuses a header value with %s", (_label, value) => {
-    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual(['webhooks[0].headers["X-Team"]: header value must not contain CR, LF or NUL']);
+    ["CR LF", "a\r\nX-Injected: 1", "U+000D"],
+    ["NUL", "a\0b", "U+0000"],
+    ["a lone LF", "a\nb", "U+000A"],
+    ["a BEL", "a\u0007b", "U+0007"],
+    ["an ESC", "\u001b[2J", "U+001B"],
+    ["a DEL", "a\u007fb", "U+007F"],
+  ])("refuses a header value with %s, naming the character", (_label, value, code) => {
+    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([`webhooks[0].headers["X-Team"]: header value must not contain ${code}: ${CONTROL}`]);
+  });
+
+  it.each([
+    ["a euro sign", "5 €", "U+20AC"],
+    ["an emoji", "ok 😀", "U+1F600"],
+  ])("refuses a header value with %s, which HTTP cannot carry", (_label, value, code) => {
+    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([`webhooks[0].headers["X-Team"]: header value must not contain ${code}: a header value holds bytes up to U+00FF (percent-encode the text)`]);
+  });
+
+  it("accepts a tab and Latin-1 letters in a header value", () => {
+    expect(parseConfig({ webhooks: [hook(undefined, { "X-Team": "a\tb", "X-City": "Zürich" })] }).ok).toBe(true);
   });
 
   it("owns exactly the seven headers wh sets", () => {
@@ -131,7 +146,7 @@ describe("parseConfig: each problem as path: problem", () => {
       'webhooks[0].url: "/rel" is not an absolute URL (give the whole URL, with http:// or https://)',
       'webhooks[1].headers["X Bad"]: "X Bad" is not a valid header name',
       "webhooks[1].headers.Host: Host is set by wh and cannot be configured",
-      'webhooks[1].headers["X-A"]: header value must not contain CR, LF or NUL',
+      'webhooks[1].headers["X-A"]: header value must not contain U+000D: control characters other than tab (CR, LF, NUL, ESC, DEL, …) are not allowed',
       "webhooks[5]: 6 webhooks given; at most 5 are allowed",
       "sharedSecret: must not be empty",
       'extra: unknown key',
