@@ -93,3 +93,17 @@ describe("header values are checked where they are given, not on every attempt",
     expect(result.stderr).toContain('sources.web.webhooks[0].headers["X-Team"]: header value must not contain U+0001');
   });
 });
+
+describe("--prop, --trait and --context that would overwrite each other", () => {
+  it.each([
+    [["a=1", "a.b=2"], /--prop "a\.b=2" conflicts with --prop "a=1"/],
+    [["a.b=2", "a=1"], /--prop "a=1" conflicts with --prop "a\.b=2"/],
+    [["a=1", "a=2"], /--prop "a=2" conflicts with --prop "a=1"/],
+  ])("refuses --prop %j with exit 2 and sends nothing", async (pairs, message) => {
+    const hook = await receiver();
+    const result = await runSigned([...TRACK, "--url", hook.url, ...pairs.flatMap((pair) => ["--prop", pair])], { cwd: await makeTempDir() });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(message);
+    expect(hook.requests).toHaveLength(0);
+  });
+});

@@ -38,8 +38,21 @@ describe("assignKeyValues", () => {
     expect(target).toEqual({ a: { keep: 1, b: 2 } });
   });
 
-  it("replaces a value that is not an object when a dotted key goes through it", () => {
-    expect(assignKeyValues("--prop", ["a=1", "a.b=2"])).toEqual({ a: { b: 2 } });
+  it.each([
+    [["a=1", "a.b=2"], '--prop "a.b=2" conflicts with --prop "a=1": one would overwrite the other'],
+    [["a.b=2", "a=1"], '--prop "a=1" conflicts with --prop "a.b=2": one would overwrite the other'],
+    [["a=1", "a=2"], '--prop "a=2" conflicts with --prop "a=1": one would overwrite the other'],
+    [['a={"b":1}', "a.b=2"], '--prop "a.b=2" conflicts with --prop "a={\\"b\\":1}": one would overwrite the other'],
+  ])("refuses pairs %j that would overwrite each other", (pairs, message) => {
+    expect(usageErrorOf(() => assignKeyValues("--prop", pairs)).message).toBe(message);
+  });
+
+  it("adds a dotted key to an object an earlier pair gave as JSON", () => {
+    expect(assignKeyValues("--prop", ['a={"b":1}', "a.c=2", "x.y=1", "x.z=2"])).toEqual({ a: { b: 1, c: 2 }, x: { y: 1, z: 2 } });
+  });
+
+  it("replaces what the target held before (--data's), even a value a dotted key goes through", () => {
+    expect(assignKeyValues("--prop", ["a.b=2", "c=3"], { a: 1, c: { d: 4 } })).toEqual({ a: { b: 2 }, c: 3 });
   });
 
   it.each(["total", "=12"])("refuses %j without a key before '='", (pair) => {
