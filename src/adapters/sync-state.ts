@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, lstatSync, renameSync, rmSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { InputError, OutputWriteError, UsageError } from "../core/errors.js";
+import { isJsonObject } from "../core/message/parse-json.js";
 import { acquireLock } from "./lock-file.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
 import { describeFsError } from "./read-input.js";
@@ -35,17 +36,39 @@ export async function loadSyncState(path: string, kind: SyncKind, name: string, 
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind, name, trait, values: new Map() };
     throw new InputError(`--state ${path}: ${describeFsError(error)}`, { cause: error });
   }
-  let file: StateFile;
+  let parsed: unknown;
   try {
-    file = JSON.parse(text) as StateFile;
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new InputError(`--state ${path}: not a wh state file (${(error as Error).message})`, { cause: error });
   }
-  if (file["wh-sync-state"] !== 1 || typeof file.values !== "object" || file.values === null) throw new InputError(`--state ${path}: not a wh state file`);
+  const problem = stateFileProblem(parsed);
+  if (problem !== undefined) throw new InputError(`--state ${path}: ${problem}`, { hint: "nothing was sent; move the file aside to start again with a first sync (which sends every member or value)" });
+  const file = parsed as StateFile;
   if (file.kind !== kind || file.trait !== trait) {
     throw new UsageError(`--state ${path}: the file holds the ${file.kind} ${JSON.stringify(file.name)}, not the ${kind} ${JSON.stringify(name)}`);
   }
   return { kind, name, trait, values: new Map(Object.entries(file.values)) };
+}
+
+/**
+ * Why a parsed file is not a state wh wrote, or undefined. Read as it is, a corrupt one would
+ * send the wrong changes: `values` as an array has users "0" and "1".
+ */
+function stateFileProblem(file: unknown): string | undefined {
+  if (!isJsonObject(file) || file["wh-sync-state"] !== 1) return "not a wh state file";
+  if (file.kind !== "audience" && file.kind !== "trait") return `a corrupt state file: kind is ${file.kind === undefined ? "missing" : JSON.stringify(file.kind)}, not "audience" or "trait"`;
+  if (typeof file.name !== "string" || typeof file.trait !== "string") return "a corrupt state file: name and trait must be strings";
+  if (Array.isArray(file.values)) return "a corrupt state file: values is an array, not an object of userId: value";
+  if (!isJsonObject(file.values)) return "a corrupt state file: values is missing or not an object of userId: value";
+  if (file.kind === "audience") {
+    const member = Object.entries(file.values).find(([, value]) => value !== true);
+    if (member !== undefined) {
+      const shown = JSON.stringify(member[1]);
+      return `a corrupt state file: values[${JSON.stringify(member[0])}] is ${shown.length > 40 ? `${shown.slice(0, 40)}…` : shown}: an audience's state holds true for each member`;
+    }
+  }
+  return undefined;
 }
 
 export interface SyncStateWriter {

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
@@ -105,5 +105,24 @@ describe("--prop, --trait and --context that would overwrite each other", () => 
     expectExit(result, 2);
     expect(result.stderr).toMatch(message);
     expect(hook.requests).toHaveLength(0);
+  });
+});
+
+describe("a corrupt sync state is exit 2 naming the file, and nothing is sent", () => {
+  it.each([
+    ["values is an array", { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: ["u9", "u8"] }, /values is an array, not an object of userId: value/],
+    ["a member's value is not true", { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: { u1: "yes" } }, /values\["u1"\] is "yes": an audience's state holds true for each member/],
+    ["kind is missing", { "wh-sync-state": 1, name: "VIP", trait: "vip", values: {} }, /kind is missing/],
+  ])("refuses a state whose %s", async (_label, state, message) => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "members.txt"), "u1\nu2\n");
+    await writeFile(join(dir, "state.json"), JSON.stringify(state));
+    const result = await runSigned(["audience", "sync", "VIP", "--members", "members.txt", "--state", "state.json", "--url", hook.url], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(/--state .*state\.json: /);
+    expect(result.stderr).toMatch(message);
+    expect(hook.requests).toHaveLength(0);
+    expect(JSON.parse(await readFile(join(dir, "state.json"), "utf8"))).toEqual(state);
   });
 });
