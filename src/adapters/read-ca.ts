@@ -1,8 +1,15 @@
+import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { UsageError } from "../core/errors.js";
 import { describeFsError } from "./read-input.js";
 
-/** Reads `--ca` files: each must hold at least one PEM certificate. */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * Reads `--ca` files: each must hold at least one PEM certificate, and every certificate in it
+ * must parse. Node's TLS skips one it cannot read without a word, so a garbage CA file would
+ * only show later as an untrusted certificate.
+ */
 export async function readCaFiles(paths: readonly string[]): Promise<string[]> {
   return Promise.all(
     paths.map(async (path) => {
@@ -12,7 +19,15 @@ export async function readCaFiles(paths: readonly string[]): Promise<string[]> {
       } catch (error) {
         throw new UsageError(`--ca ${path}: ${describeFsError(error)}`, { cause: error });
       }
-      if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError(`--ca ${path}: no PEM certificate in the file`);
+      const certificates = text.match(PEM_CERTIFICATE) ?? [];
+      if (certificates.length === 0) throw new UsageError(`--ca ${path}: no PEM certificate in the file`);
+      for (const [index, certificate] of certificates.entries()) {
+        try {
+          new X509Certificate(certificate);
+        } catch (error) {
+          throw new UsageError(`--ca ${path}: certificate ${index + 1} cannot be read (${(error as Error).message})`, { cause: error });
+        }
+      }
       return text;
     }),
   );

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { runSigned } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { FIXTURES, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
 import { eventually, post, startServe, type ServeProcess } from "./serve-helpers.js";
 
 // Input that wh used to change without a word (replacement characters, dropped keys, rounded
@@ -124,5 +124,30 @@ describe("a corrupt sync state is exit 2 naming the file, and nothing is sent", 
     expect(result.stderr).toMatch(message);
     expect(hook.requests).toHaveLength(0);
     expect(JSON.parse(await readFile(join(dir, "state.json"), "utf8"))).toEqual(state);
+  });
+});
+
+describe("--ca must hold certificates Node can read", () => {
+  it.each([
+    ["a PEM block of garbage", "-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n", /--ca .*garbage\.pem: certificate 1 cannot be read/],
+    ["a private key only", null, /--ca .*garbage\.pem: no PEM certificate in the file/],
+  ])("refuses --ca with %s with exit 2 and sends nothing", async (_label, text, message) => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "garbage.pem"), text ?? (await readFile(join(FIXTURES, "tls", "ca.key"))));
+    const result = await runSigned([...TRACK, "--url", hook.url, "--ca", join(dir, "garbage.pem")], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(message);
+    expect(hook.requests).toHaveLength(0);
+  });
+
+  it("refuses a bundle whose second certificate cannot be read, naming it", async () => {
+    const dir = await makeTempDir();
+    const good = await readFile(join(FIXTURES, "tls", "ca.crt"), "utf8");
+    await writeFile(join(dir, "bundle.pem"), `${good}-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n`);
+    const hook = await receiver();
+    const result = await runSigned([...TRACK, "--url", hook.url, "--ca", join(dir, "bundle.pem")], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toMatch(/bundle\.pem: certificate 2 cannot be read/);
   });
 });
