@@ -90,12 +90,8 @@ export async function startTrackingServer(options: TrackingServerOptions): Promi
 
 async function handle(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions): Promise<void> {
   const path = (request.url ?? "/").split("?")[0] as string;
-  if (request.method === "OPTIONS") {
-    request.resume();
-    response.writeHead(204, CORS).end();
-    return;
-  }
-  if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request);
+  // The operator's paths answer without CORS: a web page has no business reading them.
+  if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request, false);
   if (request.method === "GET" && path === "/metrics") {
     request.resume();
     const text = await options.metrics();
@@ -103,7 +99,12 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     return;
   }
   const call = trackingCall(path);
-  if (call === undefined) return refuse(response, request, options, path, 404, `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`);
+  if (call === undefined) return refuse(response, request, options, path, 404, `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`, false);
+  if (request.method === "OPTIONS") {
+    request.resume();
+    response.writeHead(204, CORS).end();
+    return;
+  }
   if (request.method !== "POST") return refuse(response, request, options, path, 405, `${path} takes POST`);
   let text: string;
   let bytes: number;
@@ -119,18 +120,19 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   answer(response, result);
 }
 
-function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, message: string): void {
+function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, message: string, cors = true): void {
   const refusal = { status, body: { success: false, message } };
   options.onRefused?.(path, refusal);
-  answer(response, refusal, request);
+  answer(response, refusal, request, cors);
 }
 
-function answer(response: ServerResponse, { status, body, headers }: TrackingAnswer, request?: IncomingMessage): void {
+/** Sends a JSON answer; `cors` for the tracking paths only. */
+function answer(response: ServerResponse, { status, body, headers }: TrackingAnswer, request?: IncomingMessage, cors = true): void {
   // A request refused before its body was read: the rest of the body is drained, not left to block the connection.
   request?.resume();
   if (response.headersSent) return;
   const text = JSON.stringify(body);
-  response.writeHead(status, { ...CORS, ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+  response.writeHead(status, { ...(cors ? CORS : {}), ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
 }
 
 /** The body as text, gunzipped or inflated when so encoded, refused past `max` bytes either way, or when not UTF-8. */

@@ -151,3 +151,23 @@ describe("--ca must hold certificates Node can read", () => {
     expect(result.stderr).toMatch(/bundle\.pem: certificate 2 cannot be read/);
   });
 });
+
+describe("wh serve's CORS is for the tracking paths only", () => {
+  it("answers /health and /metrics without CORS headers, and the tracking paths with them", async () => {
+    const { wh } = await serve();
+    for (const path of ["/health", "/metrics"]) {
+      const response = await fetch(`${wh.url}${path}`, { headers: { origin: "https://evil.example" } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("access-control-allow-origin"), path).toBeNull();
+      await response.text();
+    }
+    const preflight = await fetch(`${wh.url}/health`, { method: "OPTIONS", headers: { origin: "https://evil.example" } });
+    expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+    await preflight.text();
+    const track = await post(wh.url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: "u1", event: "E" }));
+    expect(track.headers.get("access-control-allow-origin")).toBe("*");
+    const trackPreflight = await fetch(`${wh.url}/v1/t`, { method: "OPTIONS", headers: { origin: "https://app.example" } });
+    expect(trackPreflight.status).toBe(204);
+    expect(trackPreflight.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
