@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGunzip, createInflate } from "node:zlib";
+import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
 import { basicAuthWriteKey, trackingCall } from "../core/message/tracking.js";
 import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
@@ -116,6 +117,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   }
   const parsed = parseJson(text);
   if (!parsed.ok) return refuse(response, request, options, path, 400, `the body is not JSON: ${parsed.error}`);
+  const inexact = inexactNumberProblem(text);
+  if (inexact !== undefined) return refuse(response, request, options, path, 400, inexact);
   const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes, headers: request.headers });
   answer(response, result);
 }

@@ -1,3 +1,4 @@
+import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
 import { UsageError } from "../core/errors.js";
 import { parseJsonOrText } from "../core/json-or-text.js";
@@ -46,10 +47,12 @@ function overwrites(target: Record<string, unknown>, path: readonly string[]): b
   return true;
 }
 
-/** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`). */
+/** Parses a flag whose value must be a JSON object (`--integrations '{"All":false}'`), with numbers JSON.parse holds exactly. */
 export function parseJsonObjectFlag(flag: string, text: string): Record<string, unknown> {
   const parsed = parseJson(stripBom(text));
   if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.error}`);
+  const inexact = inexactNumberProblem(text);
+  if (inexact !== undefined) throw new UsageError(`${flag}: ${inexact}`);
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`${flag}: expected a JSON object`);
   return value as Record<string, unknown>;

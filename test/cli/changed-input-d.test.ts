@@ -2,8 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
-import { runSigned } from "./replay-helpers.js";
-import { FIXTURES, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { messageIdOf, readNdjson, runSigned, SECRET, trackLine } from "./replay-helpers.js";
+import { FIXTURES, hmacHex, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
 import { eventually, post, startServe, type ServeProcess } from "./serve-helpers.js";
 
 // Input that wh used to change without a word (replacement characters, dropped keys, rounded
@@ -169,5 +169,54 @@ describe("wh serve's CORS is for the tracking paths only", () => {
     const trackPreflight = await fetch(`${wh.url}/v1/t`, { method: "OPTIONS", headers: { origin: "https://app.example" } });
     expect(trackPreflight.status).toBe(204);
     expect(trackPreflight.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
+describe("numbers JSON cannot carry exactly are refused, never rounded or turned into null", () => {
+  const big = '{"type":"track","userId":"u1","event":"E","messageId":"m-big","properties":{"id":12345678901234567890}}';
+  const huge = '{"type":"track","userId":"u2","event":"E","messageId":"m-huge","properties":{"x":1e400}}';
+
+  it("dead-letters replay lines with 1e400 and 12345678901234567890, naming the line and the number, and delivers the rest", async () => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), `${trackLine("u0", "m0", { properties: { fine: 1.5, exp: 1e3, long: 0.30000000000000004 } })}\n${big}\n${huge}\n`);
+    const result = await runSigned(["replay", "events.ndjson", "--url", hook.url], { cwd: dir });
+    expectExit(result, 1);
+    expect(result.stderr).toMatch(/line 2: invalid: the number 12345678901234567890 cannot be sent exactly \(it would become 12345678901234567000\)/);
+    expect(result.stderr).toMatch(/line 3: invalid: the number 1e400 cannot be sent exactly \(it would become null\)/);
+    expect(hook.requests.map(messageIdOf)).toEqual(["m0"]);
+    const records = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
+    expect(records.map((record) => record.line)).toEqual([2, 3]);
+  });
+
+  it("sends an outbound line with --exact-bytes as it is, big number and all", async () => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    const line = '{"version":1,"type":"track","userId":"u1","event":"E","properties":{"id":12345678901234567890},"messageId":"m1","timestamp":"2026-11-21T09:30:08.276Z"}';
+    await writeFile(join(dir, "events.ndjson"), `${line}\n`);
+    const result = await runSigned(["replay", "events.ndjson", "--url", hook.url, "--exact-bytes"], { cwd: dir });
+    expectExit(result, 0);
+    expect(hook.requests[0]?.body.toString("utf8")).toBe(line);
+    expect(hook.requests[0]?.headers["x-signature"]).toBe(hmacHex(SECRET, line));
+  });
+
+  it("refuses it in wh send --data (exit 2) and reports the line invalid in wh ingest", async () => {
+    const hook = await receiver();
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), `${big}\n`);
+    const sent = await runSigned(["send", "track", "--data", big, "--url", hook.url], { cwd: dir });
+    const ingested = await run(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${hook.port}`, "--write-key", "wk"], { cwd: dir });
+    expectExit(sent, 2);
+    expect(sent.stderr).toMatch(/--data: the number 12345678901234567890 cannot be sent exactly/);
+    expectExit(ingested, 1);
+    expect(ingested.stderr).toMatch(/line 1: the number 12345678901234567890 cannot be sent exactly/);
+    expect(hook.requests).toHaveLength(0);
+  });
+
+  it("answers wh serve a body with such a number with 400", async () => {
+    const { wh } = await serve();
+    const answer = await post(wh.url, "/v1/track", '{"writeKey":"wk","userId":"u1","event":"E","properties":{"x":1e400}}');
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toMatch(/the number 1e400 cannot be sent exactly/);
   });
 });

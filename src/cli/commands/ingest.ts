@@ -7,6 +7,7 @@ import { describeOutcome } from "../../core/deliver.js";
 import { formatDurationMs, parseDurationFlag } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { buildIngestMessage, type IngestType } from "../../core/message/ingest-message.js";
+import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
 import { parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl } from "../../core/redact.js";
@@ -139,6 +140,9 @@ const LIBRARY = { name: "wh", version: VERSION };
 function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
   const parsed = parseJson(text);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
+  // The client serialises each message again: a number it cannot hold exactly would change.
+  const inexact = inexactNumberProblem(text);
+  if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
   const value = parsed.value;
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, kind: "invalid-message", error: "expected a JSON object" };
   const record = value as Record<string, unknown>;

@@ -7,6 +7,7 @@ import {
   type MessageType,
 } from "./schema.js";
 import { asCaptureRecord } from "../capture.js";
+import { inexactNumberProblem } from "./exact-numbers.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 
@@ -55,15 +56,20 @@ export function prepareMessage(value: unknown, stamps: MessageStamps, options: P
 }
 
 /**
- * Parses one NDJSON line; with exactBytes, a line already in the outbound shape is sent as the
- * very bytes it holds. A capture record of `wh listen --out` stands for the body it captured.
+ * Parses one NDJSON line; with exactBytes, a line already in the outbound shape (any line, in
+ * actions mode) is sent as the very bytes it holds. A line that is re-serialised must not hold a
+ * number JSON.parse cannot keep exactly. A capture record of `wh listen --out` stands for the
+ * body it captured.
  */
 export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
   const parsed = parseJson(line);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
   const record = asCaptureRecord(parsed.value);
   if (record !== undefined) return prepareLine(record.body, stamps, options);
-  return prepareValue(parsed.value, options.exactBytes === true ? line.trim() : undefined, stamps, options);
+  const sentAsIs = options.exactBytes === true && (options.mode === "actions" || isClassicOutbound(parsed.value));
+  const inexact = sentAsIs ? undefined : inexactNumberProblem(line);
+  if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
+  return prepareValue(parsed.value, sentAsIs ? line.trim() : undefined, stamps, options);
 }
 
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
