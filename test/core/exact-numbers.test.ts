@@ -30,6 +30,12 @@ describe("inexactNumberProblem", () => {
     expect(inexactNumberProblem(`[1, ${long}, 1e400]`)).toMatch(new RegExp(`^the number ${"1".repeat(40)}… cannot be sent exactly`));
   });
 
+  it("finds a number after any JSON whitespace, in arrays and objects alike", () => {
+    expect(inexactNumberProblem('{ "a" :\r\n\t 1e400 }')).toMatch(/^the number 1e400 /);
+    expect(inexactNumberProblem('[\n -12345678901234567890]')).toMatch(/^the number -12345678901234567890 /);
+    expect(inexactNumberProblem('{"a":[0,\n1e-400]}')).toMatch(/^the number 1e-400 /);
+  });
+
   it("checks a text again after a refusal (no state left from the last call)", () => {
     expect(inexactNumberProblem('{"a":"x","n":1e400}')).toBeDefined();
     expect(inexactNumberProblem('{"n":1}')).toBeUndefined();
