@@ -6,11 +6,11 @@ import { UsageError } from "../core/errors.js";
  * interface); so is a dotted number that is no IPv4 address (`999.1.1.1`), which Node would
  * otherwise look up as a host name.
  */
-export function parseHostFlag(value: string | undefined, fallback = "127.0.0.1"): string {
-  if (value === undefined) return fallback;
+export function parseHostFlag(value: string | undefined): string {
+  if (value === undefined) return "127.0.0.1";
   if (value === "") throw new UsageError(`--host "": give an address, such as 127.0.0.1 (or 0.0.0.0 for every interface)`);
-  if (!/^[\w.:%-]+$/.test(value)) throw new UsageError(`--host ${JSON.stringify(value)}: not an IP address or a host name`);
-  if (/^[\d.]+$/.test(value) && isIP(value) === 0) throw new UsageError(`--host ${value}: not a valid IPv4 address (each of the four parts is 0 to 255)`);
+  if (!/^[\w.:%-]+$/.test(value)) throw new UsageError(`--host ${JSON.stringify(value)}: not an IP address or a host name`, { hint: /^\[.*\]$/.test(value) ? "give an IPv6 address without the brackets: --host ::1" : undefined });
+  if (/^[\d.]+$/.test(value) && isIP(value) === 0) throw new UsageError(`--host ${value}: not a valid IPv4 address (four numbers from 0 to 255, such as 127.0.0.1)`);
   return value;
 }
 

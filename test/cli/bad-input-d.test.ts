@@ -31,6 +31,8 @@ describe("an address that cannot be listened on is a usage error naming --host",
     ["999.1.1.1", /--host 999\.1\.1\.1: /],
     ["192.0.2.1", /--host 192\.0\.2\.1: no network interface of this machine has that address/],
     ["no-such-host.invalid", /--host no-such-host\.invalid: /],
+    ["1.2.3", /--host 1\.2\.3: not a valid IPv4 address/],
+    ["[::1]", /--host "\[::1\]": not an IP address or a host name\n {2}give an IPv6 address without the brackets: --host ::1/],
   ])("refuses wh listen --host %s with exit 2", async (host, message) => {
     await expectUsageError(["listen", "--host", host], message);
   });
