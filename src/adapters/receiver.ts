@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
 import { explainMismatch } from "../core/explain-signature.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
+import { untrusted, type Untrusted } from "../core/untrusted.js";
 import { openOutputFile } from "./output-file.js";
 
 /** valid-batch: a batch body signed over its first event, as Segment's Actions destination signs. */
@@ -14,8 +15,10 @@ export interface ReceivedRequest {
   /** Increasing from 1 within one receiver. */
   id: number;
   receivedAt: Date;
+  /** One of the methods node:http knows: never anything else. */
   method: string;
-  path: string;
+  /** The request target as the sender wrote it (path and query). */
+  path: Untrusted;
   headers: IncomingHttpHeaders;
   /** The raw body bytes, exactly as they arrived. */
   body: Buffer;
@@ -34,7 +37,7 @@ export interface ReceivedRequest {
   forwarded?: ForwardResult | undefined;
 }
 
-export type ForwardResult = { url: string; status: number; headers: Record<string, string>; body: string; durationMs: number } | { url: string; error: string; durationMs: number };
+export type ForwardResult = { url: string; status: number; headers: Record<string, string>; body: string; durationMs: number } | { url: string; error: Untrusted; durationMs: number };
 
 export interface ReceiverOptions {
   host?: string | undefined;
@@ -100,7 +103,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         let answerText = JSON.stringify(answer);
         if (forward !== undefined && accepted) {
           forwarded = await forward(method, request.headers, body);
-          if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error}` })];
+          if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
           else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
         }
         if (!response.destroyed) response.writeHead(status, headers).end(answerText);
@@ -109,7 +112,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
           id: lastId,
           receivedAt,
           method,
-          path,
+          path: untrusted(path),
           headers: request.headers,
           body,
           json,
@@ -169,7 +172,8 @@ async function createForwarder(url: string): Promise<(method: string, headers: I
       const answerHeaders = forwardableHeaders(answer.headers as IncomingHttpHeaders);
       return { url, status: answer.statusCode, headers: answerHeaders, body: text, durationMs: Date.now() - started };
     } catch (error) {
-      return { url, error: (error as Error).message, durationMs: Date.now() - started };
+      // The message can quote what the app answered (a malformed header, say).
+      return { url, error: untrusted((error as Error).message), durationMs: Date.now() - started };
     }
   };
 }

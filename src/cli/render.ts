@@ -6,11 +6,13 @@ import { describeOutcome } from "../core/deliver.js";
 import { classifyOutcome } from "../core/retry-policy.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
 import type { Destination } from "../config/resolve.js";
+import { jsonLine, untrusted, type Untrusted } from "../core/untrusted.js";
 import type { CliIo, GlobalFlags } from "./io.js";
 
 /**
  * Where output goes. Results: stdout (human lines, or one JSON object per line with --json).
- * Progress and logs: stderr, silenced by --quiet. Spinners: only on a TTY.
+ * Progress and logs: stderr, silenced by --quiet. Spinners: only on a TTY. Text from the
+ * network reaches these lines as Untrusted (see core/untrusted), neutralised wherever it is put.
  */
 export class Output {
   readonly json: boolean;
@@ -38,23 +40,23 @@ export class Output {
   }
 
   /** A human result line on stdout; nothing with --json. */
-  result(line: string): void {
+  result(line: string | Untrusted): void {
     if (!this.json) this.io.stdout.write(`${line}\n`);
   }
 
-  /** One JSON record on stdout, with --json only. */
-  record(value: unknown): void {
-    if (this.json) this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  /** One JSON record on stdout, with --json only: exact values, nothing a terminal acts on. */
+  record(value: Record<string, unknown>): void {
+    if (this.json) this.io.stdout.write(`${jsonLine(value)}\n`);
   }
 
   /** A progress or log line on stderr; nothing with --quiet. */
-  log(line: string): void {
+  log(line: string | Untrusted): void {
     if (this.quiet) return;
     this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
   }
 
   /** A line on stderr that --quiet does not silence: what the user must know to go on (how to resume). */
-  warn(line: string): void {
+  warn(line: string | Untrusted): void {
     this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
   }
 
@@ -115,13 +117,13 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
   }
 }
 
-/** A short human summary of a message body: `track u1 "Order Completed"`. */
-export function summarizeMessage(json: unknown): string {
-  if (typeof json !== "object" || json === null) return "(not a message)";
+/** A short human summary of a message body that came from the network: `track u1 "Order Completed"`. */
+export function summarizeMessage(json: unknown): Untrusted {
+  if (typeof json !== "object" || json === null) return untrusted("(not a message)");
   const m = json as Record<string, unknown>;
   const who = userOf(m) ?? "";
   const what = m.event ?? m.name ?? m.groupId ?? (m["Previous ID"] === undefined ? undefined : `from ${String(m["Previous ID"])}`);
-  return [String(m.type ?? "?"), String(who), what === undefined ? "" : JSON.stringify(what)].filter(Boolean).join(" ");
+  return untrusted([String(m.type ?? "?"), String(who), what === undefined ? "" : JSON.stringify(what)].filter(Boolean).join(" "));
 }
 
 /** One notice when something will be sent without a signature: receivers that verify will refuse it. */

@@ -2,6 +2,7 @@ import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
+import { untrusted } from "../core/untrusted.js";
 import type { Readable } from "node:stream";
 import type { JournalState } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
@@ -45,7 +46,8 @@ export function renderRun(
 
 function renderOutcome(output: Output, job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined): void {
   if (outcome === "interrupted") return;
-  if (outcome === "invalid" || outcome === "failed") output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${reason}`));
+  // A reason can quote the input line, which may be a capture of what a sender sent.
+  if (outcome === "invalid" || outcome === "failed") output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${untrusted(String(reason))}`));
   if (!output.json || outcome === "dry-run") return;
   const message = job.prepared.ok ? job.prepared.message : undefined;
   output.record({

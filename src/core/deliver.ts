@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.js";
 import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
-import { neutralize } from "./untrusted.js";
+import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
 import { SIGNATURE_HEADER, signBody } from "./sign.js";
 
@@ -196,12 +196,13 @@ async function deliverToTarget(
 
 /**
  * One line for a person: `HTTP 404: no such hook`, `HTTP 301 to https://…`, `timeout after 5s`.
- * What the receiver said is untrusted: it is neutralised and cut to one line.
+ * What the receiver said is untrusted: it is neutralised and cut to one line. So is an error's
+ * message, which can quote the server (a certificate's names, a malformed header).
  */
 export function describeOutcome(outcome: AttemptOutcome | undefined): string {
   if (outcome === undefined) return "no answer";
-  if (outcome.kind === "error") return outcome.message;
-  const location = outcome.location === undefined ? "" : ` to ${neutralize(outcome.location)}`;
+  if (outcome.kind === "error") return `${untrusted(outcome.message)}`;
+  const location = outcome.location === undefined ? "" : ` to ${untrusted(outcome.location)}`;
   const said = outcome.body === undefined || outcome.body.trim() === "" ? "" : `: ${excerpt(outcome.body)}`;
   return `HTTP ${outcome.status}${location}${said}`;
 }

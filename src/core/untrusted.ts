@@ -1,11 +1,18 @@
 /**
- * What a terminal acts on instead of showing: C0 controls (ESC starts every escape sequence, CR
- * rewrites the line, BEL ends an OSC title), DEL, the C1 controls U+0080–U+009F (U+009B is an
- * 8-bit CSI, U+009D an 8-bit OSC, U+0085 a newline to some terminals), the bidi controls that
- * reorder what is shown (embeddings, overrides, isolates, and the LRM/RLM/ALM marks that move
- * neutral characters such as digits across), and the Unicode line and paragraph separators.
+ * What a terminal acts on instead of showing, beyond the C0 controls (ESC starts every escape
+ * sequence, CR rewrites the line, BEL ends an OSC title): DEL, the C1 controls U+0080–U+009F
+ * (U+009B is an 8-bit CSI, U+009D an 8-bit OSC, U+0085 a newline to some terminals), the bidi
+ * controls that reorder what is shown (embeddings, overrides, isolates, and the LRM/RLM/ALM marks
+ * that carry neutral characters such as digits across), and the Unicode line and paragraph
+ * separators. JSON.stringify escapes C0 itself and leaves all of these raw.
  */
-const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const ACTIVE_BEYOND_C0 = "\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u2028\\u2029";
+const ACTIVE = new RegExp(`[\\u0000-\\u001f${ACTIVE_BEYOND_C0}]`, "g");
+const ACTIVE_IN_JSON = new RegExp(`[${ACTIVE_BEYOND_C0}]`, "g");
+
+function unicodeEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
 
 /**
  * Text that came from the network (a receiver's answer, a header, a body) made safe to print on a
@@ -18,7 +25,7 @@ export function neutralize(text: string): string {
     if (char === "\r") return "\\r";
     if (char === "\t") return "\\t";
     const code = char.charCodeAt(0);
-    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+    return code > 0xff ? unicodeEscape(char) : `\\x${code.toString(16).padStart(2, "0")}`;
   });
 }
 
@@ -62,14 +69,11 @@ export function untrusted(text: string): Untrusted {
   return new Untrusted(text);
 }
 
-/** The same as ACTIVE for characters that JSON.stringify leaves raw (it escapes C0 itself). */
-const ACTIVE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
-
 /**
  * One JSON value as a line for stdout: JSON.stringify, with the controls it leaves raw (C1, bidi,
  * line separators) written as `\uNNNN` escapes. They can only stand inside strings, where the
  * escape means the same character, so a reader parses exactly the same value.
  */
-export function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(ACTIVE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export function jsonLine(value: object): string {
+  return JSON.stringify(value).replace(ACTIVE_IN_JSON, unicodeEscape);
 }

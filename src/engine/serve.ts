@@ -14,6 +14,7 @@ import { isJsonObject, parseJson } from "../core/message/parse-json.js";
 import { expandRequest, RecentIds } from "../core/message/tracking.js";
 import { Registry } from "../core/prometheus.js";
 import { shardOfKey } from "../core/shard.js";
+import { untrusted, type Untrusted } from "../core/untrusted.js";
 import { createDeliverer, type Sender } from "./deliverer.js";
 import { JobQueue } from "./job-queue.js";
 import { RedisForwardLogs } from "./redis-forwarding.js";
@@ -55,13 +56,14 @@ export interface ServeOptions {
 
 /** What became of one request to the tracking API. */
 export interface AcceptedRequest {
-  path: string;
+  /** As the client sent it. */
+  path: Untrusted;
   status: number;
   source: string | undefined;
   accepted: number;
   duplicates: number;
-  /** Why it was refused, for statuses other than 200. */
-  message?: string;
+  /** Why it was refused, for statuses other than 200: it can quote what the client sent. */
+  message?: Untrusted;
   /** The events accepted, as the pipeline enriched them. */
   events?: Record<string, unknown>[];
   /** The request's headers, credentials masked. */
@@ -269,7 +271,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         number,
         original: JSON.stringify(spooled.event),
         prepared,
-        label: `event ${messageId}`,
+        // The client chose the messageId: the label is printed, so it is neutralised.
+        label: `event ${untrusted(messageId)}`,
         origin: { messageId, ...(spooled.source === null ? {} : { source: spooled.source }), receivedAt: spooled.event.receivedAt },
       },
     };
@@ -299,12 +302,12 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     });
   }
 
-  const report = (request: AcceptedRequest): TrackingAnswer => {
+  const report = ({ path, message, ...request }: Omit<AcceptedRequest, "path" | "message"> & { path: string; message?: string }): TrackingAnswer => {
     requests.inc({ status: String(request.status) });
-    options.onRequest?.(request);
+    options.onRequest?.({ ...request, path: untrusted(path), ...(message === undefined ? {} : { message: untrusted(message) }) });
     if (request.status === 200) return { status: 200, body: { success: true } };
     const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
-    return { status: request.status, body: { success: false, message: request.message }, ...(retry === undefined ? {} : { headers: retry }) };
+    return { status: request.status, body: { success: false, message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
 
   /**
@@ -390,7 +393,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       accept,
       onRefused: (path, answer) => {
         requests.inc({ status: String(answer.status) });
-        options.onRequest?.({ path, status: answer.status, source: undefined, accepted: 0, duplicates: 0, message: String(answer.body.message) });
+        options.onRequest?.({ path: untrusted(path), status: answer.status, source: undefined, accepted: 0, duplicates: 0, message: untrusted(String(answer.body.message)) });
       },
       health,
       metrics: async () => {

@@ -1,5 +1,6 @@
 import { Chalk } from "chalk";
 import { describe, expect, it } from "vitest";
+import { describeOutcome } from "../../src/core/deliver.js";
 import { jsonLine, neutralize, untrusted } from "../../src/core/untrusted.js";
 
 const ESC = "\u001b";
@@ -103,5 +104,20 @@ describe("jsonLine", () => {
     const line = jsonLine(value);
     expect(line).not.toMatch(ACTIVE);
     expect(JSON.parse(line)).toEqual(value);
+  });
+});
+
+describe("describeOutcome", () => {
+  it("neutralises what the server said: its body, its Location and an error quoting it", () => {
+    const said = `no${ESC}]0;t${BEL}${CSI}2J`;
+    const described = [
+      describeOutcome({ kind: "response", status: 404, body: said }),
+      describeOutcome({ kind: "response", status: 301, location: said }),
+      describeOutcome({ kind: "error", code: "tls", message: `certificate names ${said}` }),
+    ];
+    for (const line of described) {
+      expect(line).not.toMatch(ACTIVE);
+      expect(line).toContain("no\\x1b]0;t\\x07\\x9b2J");
+    }
   });
 });

@@ -11,6 +11,7 @@ import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
 import { parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl } from "../../core/redact.js";
+import { untrusted } from "../../core/untrusted.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
 import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
@@ -95,7 +96,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
       onOutcome: (job, outcome, _report, reason) => {
         if (outcome !== "invalid") return;
         output.record({ line: job.number, outcome, reason });
-        output.log(output.err.red(`line ${job.number}: ${reason}`));
+        output.log(output.err.red(`line ${job.number}: ${untrusted(String(reason))}`));
       },
     });
   } finally {

@@ -57,7 +57,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
         const original = kept.get(id);
         if (original === undefined) return { error: "that request is no longer kept" };
         if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
-        const result = await resendRequest(original, { url: request.url ?? new URL(original.path, receiver.url).href, resignWith: request.resign ? secret : undefined }, io.env).catch((error: Error) => ({
+        const result = await resendRequest(original, { url: request.url ?? new URL(original.path.unsafeRaw(), receiver.url).href, resignWith: request.resign ? secret : undefined }, io.env).catch((error: Error) => ({
           text: `resend failed: ${error.message}`,
           outcome: "failed" as const,
         }));
@@ -89,7 +89,8 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     kind: "request",
     receivedAt: request.receivedAt.toISOString(),
     method: request.method,
-    path: request.path,
+    // The page shows it as text, never as markup.
+    path: request.path.unsafeRaw(),
     type,
     user: userOf(fields) ?? "",
     size: request.body.length,

@@ -13,6 +13,7 @@ import { parseIntFlag } from "../../core/int-flag.js";
 import { parseQueueFlag } from "../../core/queue-url.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { parseSizeFlag } from "../../core/size-flag.js";
+import { untrusted } from "../../core/untrusted.js";
 import { resendRequest } from "../../engine/resend.js";
 import type { DeliveryJob, JobOutcome } from "../../engine/run-deliveries.js";
 import { startServe, type AcceptedRequest } from "../../engine/serve.js";
@@ -102,7 +103,8 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
       deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
       role,
-      onWarning: quietRepeats((message) => output.warn(output.err.yellow(message))),
+      // A warning can quote Redis's own error text.
+      onWarning: quietRepeats((message) => output.warn(output.err.yellow(untrusted(message)))),
       onRequest: (request) => {
         printAccepted(output, request);
         page?.accepted(request);
@@ -210,7 +212,8 @@ async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output:
           kind: "event",
           receivedAt: String(event.receivedAt),
           method: "POST",
-          path: request.path,
+          // The page shows it as text, never as markup.
+          path: request.path.unsafeRaw(),
           type: String(event.type ?? ""),
           user: userOf(event) ?? "",
           size: Buffer.byteLength(body),
