@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
 import { explainMismatch } from "../core/explain-signature.js";
+import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
 import { openOutputFile } from "./output-file.js";
@@ -164,16 +165,18 @@ function parseJson(body: Buffer): unknown {
  */
 async function createForwarder(url: string): Promise<(method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult>> {
   const { request } = await import("undici");
+  // What the sender's answer, the output and the page say of it: credentials masked.
+  const shown = redactUrlText(url);
   return async (method, headers, body) => {
     const started = Date.now();
     try {
       const answer = await request(url, { method: method as "POST", headers: forwardableHeaders(headers), body, headersTimeout: 30_000, bodyTimeout: 30_000 });
       const text = await answer.body.text();
       const answerHeaders = forwardableHeaders(answer.headers as IncomingHttpHeaders);
-      return { url, status: answer.statusCode, headers: answerHeaders, body: text, durationMs: Date.now() - started };
+      return { url: shown, status: answer.statusCode, headers: answerHeaders, body: text, durationMs: Date.now() - started };
     } catch (error) {
       // The message can quote what the app answered (a malformed header, say).
-      return { url, error: untrusted((error as Error).message), durationMs: Date.now() - started };
+      return { url: shown, error: untrusted((error as Error).message), durationMs: Date.now() - started };
     }
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { explainMismatch } from "./explain-signature.js";
+import { redactHeaders, redactRequestTarget } from "./redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "./sign.js";
 
 /**
@@ -10,32 +11,18 @@ import { SIGNATURE_HEADER, verifyBody } from "./sign.js";
 export interface CaptureRecord {
   receivedAt: string;
   method: string;
+  /** As received, secret-looking query values masked (see core/redact). */
   path: string;
-  /** As received, with credentials masked (Authorization, Cookie and the like). */
+  /** As received, credentials masked (Authorization, Cookie, X-Auth-Token and the like; not X-Signature). */
   headers: Record<string, string>;
   /** The body's exact text (for a batch record, the event's JSON). */
   body: string;
   batch?: { index: number; count: number };
 }
 
-/** Headers whose values are credentials: never written to a capture file or shown on the page. */
-const CREDENTIAL_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]);
-
-/** The headers with credentials masked: the scheme of an Authorization stays (`Bearer ****`). */
-export function maskHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const masked: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const text = Array.isArray(value) ? value.join(", ") : value;
-    if (!CREDENTIAL_HEADERS.has(name.toLowerCase())) masked[name] = text;
-    else masked[name] = /^(\w+) /.test(text) ? `${(/^(\w+) /.exec(text) as RegExpExecArray)[1]} ****` : "****";
-  }
-  return masked;
-}
-
 /** The capture lines of one request (no newlines): one record, or one per event of a batch. */
 export function captureLines(request: { receivedAt: Date; method: string; path: string; headers: IncomingHttpHeaders; body: Buffer }, json: unknown): string[] {
-  const base = { receivedAt: request.receivedAt.toISOString(), method: request.method, path: request.path, headers: maskHeaders(request.headers) };
+  const base = { receivedAt: request.receivedAt.toISOString(), method: request.method, path: redactRequestTarget(request.path), headers: redactHeaders(request.headers) };
   if (Array.isArray(json)) return json.map((event, index) => JSON.stringify({ ...base, body: JSON.stringify(event), batch: { index, count: json.length } } satisfies CaptureRecord));
   return [JSON.stringify({ ...base, body: request.body.toString("utf8") } satisfies CaptureRecord)];
 }

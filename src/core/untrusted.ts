@@ -47,6 +47,11 @@ export class Untrusted {
     return this.#text;
   }
 
+  /** The text changed by `change` (masking a secret in it, say), still untrusted. */
+  map(change: (text: string) => string): Untrusted {
+    return new Untrusted(change(this.#text));
+  }
+
   toString(): string {
     return neutralize(this.#text);
   }

@@ -9,8 +9,8 @@ import type { Destination, DeliverySettings } from "../config/resolve.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import { OutputWriteError } from "../core/errors.js";
 import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
-import { maskHeaders } from "../core/capture.js";
 import { isJsonObject, parseJson } from "../core/message/parse-json.js";
+import { redactHeaders } from "../core/redact.js";
 import { expandRequest, RecentIds } from "../core/message/tracking.js";
 import { Registry } from "../core/prometheus.js";
 import { shardOfKey } from "../core/shard.js";
@@ -373,7 +373,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     for (const id of ids) source.recent.add(id);
     accepted.inc({}, fresh.length);
     const events = fresh.map(({ event }) => event);
-    return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: maskHeaders(request.headers) });
+    return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: redactHeaders(request.headers) });
   };
 
   const health = (): Record<string, unknown> => ({

@@ -113,7 +113,7 @@ describe("wh replay --resume checks the destination", () => {
     const resumed = await runSigned(["replay", "events.ndjson", "--url", withPassword, "--resume"], { cwd: dir });
 
     expect(resumed.code).toBe(2);
-    expect(resumed.stderr).toContain("http://alice:***@127.0.0.1");
+    expect(resumed.stderr).toContain("http://***:***@127.0.0.1");
     expect(resumed.stderr).not.toContain("hunter22");
   });
 });

@@ -179,7 +179,7 @@ describe("nothing leaks", () => {
     const everything = [...outputs.flatMap((output) => [output.stdout, output.stderr]), deadLetters].join("\n");
     expect(everything).not.toMatch(/-SECRET-/);
     expect(everything).toContain("token=***&plain=visible&api_key=***");
-    expect(everything).toContain("ftp://alice:***@host/x");
+    expect(everything).toContain("ftp://***:***@host/x");
     expect(receiver.requests[0]?.path).toBe("/hook?token=tok-SECRET-1&plain=visible&api_key=key-SECRET-2");
   });
 

@@ -249,7 +249,7 @@ describe("deliverMessage", () => {
     const secretUrl = "https://hook-user:hunter2@hooks.example.com/in";
     const { transport, events, options } = setup({ [secretUrl]: [status(503), status(404)] });
     const report = await deliverMessage(BODY, options);
-    const masked = "https://hook-user:***@hooks.example.com/in";
+    const masked = "https://***:***@hooks.example.com/in";
     expect(report.targets[0]?.url).toBe(masked);
     expect(events.filter((event) => event.type !== "failed").map((event) => event.url)).toEqual([masked, masked, masked, masked, masked]);
     expect(JSON.stringify(events)).not.toContain("hunter2");

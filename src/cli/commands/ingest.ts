@@ -10,7 +10,7 @@ import { buildIngestMessage, type IngestType } from "../../core/message/ingest-m
 import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
 import { parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
-import { redactUrl } from "../../core/redact.js";
+import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
@@ -189,7 +189,7 @@ async function resolveIngestSettings(flags: IngestFlags, io: CliIo): Promise<{ w
     const url = new URL(endpoint);
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
   } catch {
-    throw new UsageError(`--endpoint ${JSON.stringify(endpoint)}: not an absolute http or https URL`);
+    throw new UsageError(`--endpoint ${JSON.stringify(redactUrlText(endpoint))}: not an absolute http or https URL`);
   }
   return { writeKey, endpoint };
 }

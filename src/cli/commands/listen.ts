@@ -1,12 +1,13 @@
 import { once } from "node:events";
 import { userOf } from "../../core/shard.js";
 import { startInspector, type Inspector, type InspectorEntry } from "../../adapters/inspector-server.js";
-import { startReceiver, type ReceivedRequest } from "../../adapters/receiver.js";
-import { maskHeaders } from "../../core/capture.js";
+import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../adapters/receiver.js";
+import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/redact.js";
 import { resendRequest } from "../../engine/resend.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
 import { parseIntFlag } from "../../core/int-flag.js";
+import type { Untrusted } from "../../core/untrusted.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure, parseHostFlag } from "../listen-address.js";
@@ -67,7 +68,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       },
     }).catch(listenFailure(0, host));
   }
-  const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${flags.forwardTo}`;
+  const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${redactUrlText(flags.forwardTo)}`;
   output.log(`listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`);
   if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
   output.log("press Ctrl-C to stop");
@@ -90,31 +91,32 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     receivedAt: request.receivedAt.toISOString(),
     method: request.method,
     // The page shows it as text, never as markup.
-    path: request.path.unsafeRaw(),
+    path: shownPath(request).unsafeRaw(),
     type,
     user: userOf(fields) ?? "",
     size: request.body.length,
     verdict: request.signature,
     reason: request.explanation,
-    headers: maskHeaders(request.headers),
+    headers: redactHeaders(request.headers),
     body: request.body.toString("utf8"),
     status: request.status,
     answer: request.answer,
-    forwarded: request.forwarded,
+    forwarded: shownForward(request.forwarded),
     resends: [],
   };
 }
 
 /** One line per request: what it was, whether its signature held, and the answer. */
 export function printRequest(output: Output, request: ReceivedRequest): void {
+  const path = shownPath(request);
   output.record({
     receivedAt: request.receivedAt.toISOString(),
     method: request.method,
-    path: request.path,
+    path,
     signature: request.signature,
     status: request.status,
     captured: request.captured,
-    ...(request.forwarded === undefined ? {} : { forwarded: request.forwarded }),
+    ...(request.forwarded === undefined ? {} : { forwarded: shownForward(request.forwarded) }),
     body: request.json ?? request.body.toString("utf8"),
   });
   const c = output.out;
@@ -128,5 +130,15 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
           ? c.dim("signature not checked")
           : c.red(`signature ${request.signature}`);
   const forwarded = request.forwarded === undefined ? "" : "error" in request.forwarded ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}` : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
-  output.result(`${mark} ${request.status} ${request.method} ${request.path} ${summarizeMessage(request.json)} — ${signature}${forwarded}`);
+  output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}`);
+}
+
+/** A request's path as output and the page show it: secret-looking query values masked. */
+function shownPath(request: ReceivedRequest): Untrusted {
+  return request.path.map(redactRequestTarget);
+}
+
+/** What the app answered, as output and the page show it: credentials in its headers (Set-Cookie) masked. */
+function shownForward(forwarded: ForwardResult | undefined): ForwardResult | undefined {
+  return forwarded === undefined || "error" in forwarded ? forwarded : { ...forwarded, headers: redactHeaders(forwarded.headers) };
 }
