@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
+import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { INSPECTOR_PAGE } from "./inspector-page.js";
 
 /**
@@ -122,7 +123,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
         response.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ error: "not from the inspector page" }));
         return;
       }
-      const body = JSON.parse((await readAll(request)) || "{}") as { url?: unknown; resign?: unknown };
+      const body = parseJsonOrThrow((await readAll(request)) || "{}") as { url?: unknown; resign?: unknown };
       const id = Number(resend[1]);
       if (!entries.has(id) || options.resend === undefined) {
         response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "no such request" }));

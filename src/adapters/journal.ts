@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, renameSync, writeSync } from "node:fs";
 import { readFile, truncate } from "node:fs/promises";
 import { type OutputWriteError, UsageError } from "../core/errors.js";
 import { fnv1a32 } from "../core/hash.js";
+import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { AppendFile } from "./append-file.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
@@ -170,7 +171,7 @@ async function load(path: string, expected: JournalHeader): Promise<JournalState
 function loadComplete(path: string, text: string, lineCount: number): JournalState {
   let record: { complete?: unknown; lines?: unknown; digest?: unknown; counts?: Partial<OutcomeCounts> };
   try {
-    record = JSON.parse(text) as typeof record;
+    record = parseJsonOrThrow(text) as typeof record;
   } catch {
     throw corrupt(path, 2);
   }
@@ -193,7 +194,7 @@ function corrupt(path: string, line: number): UsageError {
 function checkHeader(path: string, text: string, expected: JournalHeader): void {
   let header: Record<string, unknown> | undefined;
   try {
-    header = JSON.parse(text) as Record<string, unknown>;
+    header = parseJsonOrThrow(text) as Record<string, unknown>;
   } catch {
     header = undefined;
   }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, linkSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { UsageError } from "../core/errors.js";
+import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { openOutputFile } from "./output-file.js";
 
 interface LockOwner {
@@ -81,7 +82,7 @@ function lockAgeMs(path: string): number | undefined {
 
 function readOwner(path: string): LockOwner | undefined {
   try {
-    const owner = JSON.parse(readFileSync(path, "utf8")) as LockOwner;
+    const owner = parseJsonOrThrow(readFileSync(path, "utf8")) as LockOwner;
     return typeof owner.pid === "number" && typeof owner.token === "string" ? owner : undefined;
   } catch {
     return undefined;

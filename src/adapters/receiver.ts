@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
 import { explainMismatch } from "../core/explain-signature.js";
+import { parseJson } from "../core/message/parse-json.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
@@ -88,13 +89,14 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         const receivedAt = new Date();
         const body = Buffer.concat(chunks);
         const signature = checkSignature(options.secret, request.headers, body);
-        const json = parseJson(body);
+        const parsed = parseJson(body.toString("utf8"));
+        const json = parsed.ok ? parsed.value : undefined;
         let status = options.status ?? 200;
         let answer: unknown = { ok: true };
         let headers: Record<string, string> = { "content-type": "application/json" };
         if (request.method !== "POST") [status, answer] = [405, { error: "only POST is accepted" }];
         else if (signature === "invalid" || signature === "missing") [status, answer] = [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
-        else if (json === undefined) [status, answer] = [400, { error: "the body is not JSON" }];
+        else if (!parsed.ok) [status, answer] = [400, { error: `the body is not JSON: ${parsed.error}` }];
         const accepted = request.method === "POST" && status !== 401 && status !== 400;
         const method = request.method ?? "";
         const path = request.url ?? "";
@@ -149,14 +151,6 @@ function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders
   if (typeof header !== "string") return "missing";
   const verdict = verifyBody(secret, body, header);
   return verdict.ok ? (verdict.kind === "batch" ? "valid-batch" : "valid") : "invalid";
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
 }
 
 /**

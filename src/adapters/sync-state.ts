@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, lstatSync, renameSync, rmSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { InputError, OutputWriteError, UsageError } from "../core/errors.js";
-import { isJsonObject } from "../core/message/parse-json.js";
+import { isJsonObject, parseJsonOrThrow } from "../core/message/parse-json.js";
 import { acquireLock } from "./lock-file.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
 import { describeFsError } from "./read-input.js";
@@ -38,7 +38,7 @@ export async function loadSyncState(path: string, kind: SyncKind, name: string, 
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJsonOrThrow(text);
   } catch (error) {
     throw new InputError(`--state ${path}: not a wh state file (${(error as Error).message})`, { cause: error });
   }

@@ -1,3 +1,4 @@
+import { parseJson } from "./message/parse-json.js";
 import { batchEvents, verifySignature } from "./sign.js";
 
 /**
@@ -35,12 +36,9 @@ function explainMalformed(given: string): string {
 }
 
 function reserialisations(text: string): [string, string][] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return [];
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) return [];
+  const { value } = parsed;
   const compact = JSON.stringify(value);
   return [
     ["compactly (whitespace removed)", compact],

@@ -1,3 +1,5 @@
+import { parseJsonOrThrow } from "./message/parse-json.js";
+
 /**
  * The value of a `--prop`/`--trait` flag or of a CSV cell: JSON when the text is JSON, else the
  * text. A number JSON cannot carry exactly as written stays text: `12345678901234567890` (past
@@ -6,7 +8,7 @@
 export function parseJsonOrText(text: string): unknown {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonOrThrow(text);
   } catch {
     return text;
   }

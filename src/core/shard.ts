@@ -1,4 +1,5 @@
 import { fnv1a32 } from "./hash.js";
+import { parseJsonOrThrow } from "./message/parse-json.js";
 
 /** One of n processes that together replay one input: `--shard i/n`, 0-based. */
 export interface Shard {
@@ -34,7 +35,7 @@ export function shardOfKey(key: string, count: number): number {
 function userKeyOf(text: string): string | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonOrThrow(text);
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
+import { parseJsonOrThrow } from "./message/parse-json.js";
 
 /** The name of the header that carries the signature. */
 export const SIGNATURE_HEADER = "X-Signature";
@@ -68,7 +69,7 @@ export function batchEvents(body: Uint8Array | string): unknown[] | undefined {
   const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
   if (!text.trimStart().startsWith("[")) return undefined;
   try {
-    const value: unknown = JSON.parse(text);
+    const value: unknown = parseJsonOrThrow(text);
     return Array.isArray(value) && value.length > 0 ? value : undefined;
   } catch {
     return undefined;

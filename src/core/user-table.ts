@@ -5,6 +5,7 @@
  * adapters/user-table-reader.ts; what a record means is decided here.
  */
 import { parseJsonOrText } from "./json-or-text.js";
+import { parseJsonOrThrow } from "./message/parse-json.js";
 
 export type UserRow = { userId: string; value: unknown };
 export type RowResult = { ok: true; row: UserRow } | { ok: false; error: string };
@@ -54,7 +55,7 @@ export function csvRow(cells: readonly string[], columns: UserColumns): RowResul
 export function jsonRow(line: string, wantValue: boolean): RowResult {
   let value: unknown;
   try {
-    value = JSON.parse(line);
+    value = parseJsonOrThrow(line);
   } catch (error) {
     return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
   }

@@ -8,20 +8,35 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 
 export type ParsedJson = { ok: true; value: unknown } | { ok: false; error: string };
 
+/** Thrown by parseJsonOrThrow for nesting deeper than MAX_JSON_DEPTH. */
+export class JsonNestingError extends SyntaxError {
+  constructor() {
+    super(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    this.name = "JsonNestingError";
+  }
+}
+
 /**
- * Parses one JSON text (a line, --data), refusing nesting deeper than MAX_JSON_DEPTH as an invalid
- * input rather than letting a later JSON.stringify overflow the stack. Text too short to nest that
- * deep is not scanned.
+ * Parses one JSON text (a line, --data, a body), refusing nesting deeper than MAX_JSON_DEPTH as an
+ * invalid input rather than letting a later JSON.stringify overflow the stack. Text too short to
+ * nest that deep is not scanned.
  */
 export function parseJson(text: string): ParsedJson {
-  if (text.length > MAX_JSON_DEPTH * 2 && nestingExceeds(text, MAX_JSON_DEPTH)) {
-    return { ok: false, error: `nested deeper than ${MAX_JSON_DEPTH} levels` };
-  }
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseJsonOrThrow(text) };
   } catch (error) {
-    return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
+    return { ok: false, error: error instanceof JsonNestingError ? error.message : `invalid JSON: ${(error as Error).message}` };
   }
+}
+
+/**
+ * The same guarded parse for code written around JSON.parse (a state file, a lock, a query):
+ * the value, or a SyntaxError (a JsonNestingError for nesting too deep). Every JSON that wh reads
+ * from outside goes through here or parseJson.
+ */
+export function parseJsonOrThrow(text: string): unknown {
+  if (text.length > MAX_JSON_DEPTH * 2 && nestingExceeds(text, MAX_JSON_DEPTH)) throw new JsonNestingError();
+  return JSON.parse(text);
 }
 
 /** Whether brackets outside strings nest deeper than `max`. */
