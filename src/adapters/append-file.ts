@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, ftruncateSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, statSync, writeSync } from "node:fs";
 import { OutputWriteError } from "../core/errors.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
 
@@ -9,8 +9,10 @@ import { describeOutputError, openOutputFile } from "./output-file.js";
  * cannot be written stops a run before its first request.
  *
  * A write that fails (a full disk, an I/O error) never leaves half a record: the file is cut back
- * to the end of the last whole flush, the file is marked broken (later flushes write nothing)
- * and flush throws OutputWriteError.
+ * to the end of the last whole flush and flush throws OutputWriteError. By default the file is
+ * then marked broken (later flushes write nothing): a journal must not go on past a gap. A file
+ * opened with `afterFailure: "retry"`, whose records stand alone (a capture), is written again by
+ * the next flush, unless the cut back failed.
  */
 export class AppendFile {
   private buffer: string[] = [];
@@ -24,15 +26,19 @@ export class AppendFile {
     readonly path: string,
     private readonly what: string,
     private fd: number | undefined,
+    private readonly afterFailure: "stop" | "retry",
   ) {
     const stats = fd === undefined ? undefined : fstatSync(fd);
     this.size = stats?.size ?? 0;
     this.isRegularFile = stats?.isFile() === true;
   }
 
-  /** @param mode "append" keeps what the file holds, "truncate" starts it afresh. */
-  static open(path: string, what: string, mode: "append" | "truncate"): AppendFile {
-    return new AppendFile(path, what, openOutputFile(path, what, mode));
+  /**
+   * @param mode "append" keeps what the file holds, "truncate" starts it afresh.
+   * @param options.afterFailure "stop" (the default) or "retry" (see the class).
+   */
+  static open(path: string, what: string, mode: "append" | "truncate", options: { afterFailure?: "stop" | "retry" } = {}): AppendFile {
+    return new AppendFile(path, what, openOutputFile(path, what, mode), options.afterFailure ?? "stop");
   }
 
   append(text: string): void {
@@ -61,18 +67,37 @@ export class AppendFile {
     } catch (error) {
       // Keep the records that reached the file whole; cut off the one that did not.
       const { count, length } = wholeRecords(records, offset);
+      let whole = offset === length;
       try {
-        if (offset > length && this.isRegularFile) ftruncateSync(this.fd, this.size + length);
+        if (!whole && this.isRegularFile) {
+          ftruncateSync(this.fd, this.size + length);
+          whole = true;
+        }
       } catch {
         // The reader drops a torn last line anyway (it has no newline).
       }
       this.size += length;
       this.written += count;
-      this.failure = new OutputWriteError(`could not write ${this.what} ${this.path}: ${describeOutputError(error, this.path)}`, { cause: error });
-      throw this.failure;
+      const failure = new OutputWriteError(`could not write ${this.what} ${this.path}: ${describeOutputError(error, this.path)}`, { cause: error });
+      if (this.afterFailure === "stop" || !whole) this.failure = failure;
+      throw failure;
     }
     this.size += bytes.length;
     this.written += records.length;
+  }
+
+  /**
+   * Whether the path still names the open file: false once it was removed or replaced (writes
+   * would then go nowhere anyone can read). A device or a pipe always is.
+   */
+  isStillAtPath(): boolean {
+    if (this.fd === undefined || !this.isRegularFile) return true;
+    try {
+      const [open, named] = [fstatSync(this.fd), statSync(this.path)];
+      return open.ino === named.ino && open.dev === named.dev;
+    } catch {
+      return false;
+    }
   }
 
   /** Flushes (unless broken) and closes. */

@@ -1,14 +1,14 @@
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
-import { createServer, type IncomingHttpHeaders } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
+import { OutputWriteError } from "../core/errors.js";
 import { explainMismatch } from "../core/explain-signature.js";
-import { parseJson } from "../core/message/parse-json.js";
+import { parseJson, type ParsedJson } from "../core/message/parse-json.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
-import { openOutputFile } from "./output-file.js";
+import { AppendFile } from "./append-file.js";
 
 /** valid-batch: a batch body signed over its first event, as Segment's Actions destination signs. */
 export type SignatureCheck = "valid" | "valid-batch" | "invalid" | "missing" | "unchecked";
@@ -35,6 +35,8 @@ export interface ReceivedRequest {
   answer: string;
   /** Whether the body was appended to the capture file. */
   captured: boolean;
+  /** Why it could not be (it was then answered 503, so that the sender retries). */
+  captureError?: string | undefined;
   /** With --forward-to: what the app answered (it is what the sender got), or why it could not. */
   forwarded?: ForwardResult | undefined;
 }
@@ -59,8 +61,17 @@ export interface ReceiverOptions {
 export interface Receiver {
   url: string;
   port: number;
+  /**
+   * Settles with the error once the capture file cannot be written any more (it was removed or
+   * replaced, an I/O error): every request is then answered 503. A full disk is not such an end:
+   * those requests are answered 503 and the next ones captured when there is space again.
+   */
+  captureStopped: Promise<OutputWriteError>;
   close(): Promise<void>;
 }
+
+/** Errors a capture recovers from by itself: space can come back. */
+const SPACE_ERRORS = new Set(["ENOSPC", "EDQUOT"]);
 
 /** Headers that belong to one connection, not to the request: never forwarded. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host", "content-length", "expect"]);
@@ -77,57 +88,62 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 
 /** The local webhook receiver behind `wh listen`, the demo and the tests of the CLI. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
-  // Opened (and checked) before listening, never through a symbolic link.
-  const capture: WriteStream | undefined = options.out === undefined ? undefined : createWriteStream(options.out, { fd: openOutputFile(options.out, "--out", "append") });
+  // Opened (and checked) before listening, never through a symbolic link. Each request's records
+  // are written before it is answered, so that a 2xx always means captured.
+  const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });
   const forward = options.forwardTo === undefined ? undefined : await createForwarder(options.forwardTo);
+  let stopCapture: (error: OutputWriteError) => void = () => undefined;
+  const captureStopped = new Promise<OutputWriteError>((resolve) => (stopCapture = resolve));
   let lastId = 0;
+  const respond = async (request: IncomingMessage, body: Buffer, response: ServerResponse): Promise<void> => {
+    const receivedAt = new Date();
+    const method = request.method ?? "";
+    const path = request.url ?? "";
+    const signature = checkSignature(options.secret, request.headers, body);
+    const parsed = parseJson(body.toString("utf8"));
+    const json = parsed.ok ? parsed.value : undefined;
+    let [status, answer] = firstAnswer(method, signature, parsed, options.status ?? 200);
+    let headers: Record<string, string> = { "content-type": "application/json" };
+    const accepted = method === "POST" && status !== 401 && status !== 400;
+    const wantsCapture = capture !== undefined && accepted && (forward !== undefined || (status >= 200 && status < 300));
+    let captureError: string | undefined;
+    if (wantsCapture) {
+      const failure = writeCapture(capture, captureLines({ receivedAt, method, path, headers: request.headers, body }, json));
+      if (failure !== undefined) {
+        [status, answer, captureError] = [503, { error: "the request could not be captured; retry later" }, failure.error.message];
+        if (failure.fatal) stopCapture(failure.error);
+      }
+    }
+    let forwarded: ForwardResult | undefined;
+    let answerText = JSON.stringify(answer);
+    if (forward !== undefined && accepted && captureError === undefined) {
+      forwarded = await forward(method, request.headers, body);
+      if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
+      else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
+    }
+    if (!response.destroyed) response.writeHead(status, headers).end(answerText);
+    lastId += 1;
+    options.onRequest?.({
+      id: lastId,
+      receivedAt,
+      method,
+      path: untrusted(path),
+      headers: request.headers,
+      body,
+      json,
+      signature,
+      explanation: signature === "invalid" && options.secret !== undefined ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()])) : undefined,
+      status,
+      answer: answerText,
+      captured: wantsCapture && captureError === undefined,
+      captureError,
+      forwarded,
+    });
+  };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      void (async () => {
-        const receivedAt = new Date();
-        const body = Buffer.concat(chunks);
-        const signature = checkSignature(options.secret, request.headers, body);
-        const parsed = parseJson(body.toString("utf8"));
-        const json = parsed.ok ? parsed.value : undefined;
-        let status = options.status ?? 200;
-        let answer: unknown = { ok: true };
-        let headers: Record<string, string> = { "content-type": "application/json" };
-        if (request.method !== "POST") [status, answer] = [405, { error: "only POST is accepted" }];
-        else if (signature === "invalid" || signature === "missing") [status, answer] = [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
-        else if (!parsed.ok) [status, answer] = [400, { error: `the body is not JSON: ${parsed.error}` }];
-        const accepted = request.method === "POST" && status !== 401 && status !== 400;
-        const method = request.method ?? "";
-        const path = request.url ?? "";
-        const captured = capture !== undefined && accepted && (forward !== undefined || (status >= 200 && status < 300));
-        if (captured) capture.write(`${captureLines({ receivedAt, method, path, headers: request.headers, body }, json).join("\n")}\n`);
-        let forwarded: ForwardResult | undefined;
-        let answerText = JSON.stringify(answer);
-        if (forward !== undefined && accepted) {
-          forwarded = await forward(method, request.headers, body);
-          if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
-          else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
-        }
-        if (!response.destroyed) response.writeHead(status, headers).end(answerText);
-        lastId += 1;
-        options.onRequest?.({
-          id: lastId,
-          receivedAt,
-          method,
-          path: untrusted(path),
-          headers: request.headers,
-          body,
-          json,
-          signature,
-          explanation: signature === "invalid" && options.secret !== undefined ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()])) : undefined,
-          status,
-          answer: answerText,
-          captured,
-          forwarded,
-        });
-      })();
-    });
+    request.on("end", () => void respond(request, Buffer.concat(chunks), response));
   });
   server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
   await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
@@ -136,13 +152,40 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   return {
     url: `http://${host}:${port}/`,
     port,
+    captureStopped,
     async close() {
       const closed = new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
       await closed;
-      if (capture !== undefined) await new Promise((resolve) => capture.end(resolve));
+      capture?.close();
     },
   };
+}
+
+/** The status and answer a request gets from its checks alone: 405, 401, 400, or `status`. */
+function firstAnswer(method: string, signature: SignatureCheck, parsed: ParsedJson, status: number): [number, unknown] {
+  if (method !== "POST") return [405, { error: "only POST is accepted" }];
+  if (signature === "invalid" || signature === "missing") return [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
+  if (!parsed.ok) return [400, { error: `the body is not JSON: ${parsed.error}` }];
+  return [status, { ok: true }];
+}
+
+/**
+ * Appends one request's capture lines. When they could not be written, the error, and whether
+ * capturing is over: it is, unless the disk was full (space can come back; the file was cut back
+ * to its last whole record).
+ */
+function writeCapture(capture: AppendFile, lines: readonly string[]): { error: OutputWriteError; fatal: boolean } | undefined {
+  if (!capture.isStillAtPath()) return { error: new OutputWriteError(`could not write --out ${capture.path}: the file was removed or replaced while wh listened`), fatal: true };
+  capture.append(`${lines.join("\n")}\n`);
+  try {
+    capture.flush();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof OutputWriteError)) throw error;
+    const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+    return { error, fatal: capture.broken !== undefined || !SPACE_ERRORS.has(code ?? "") };
+  }
 }
 
 function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders, body: Buffer): SignatureCheck {

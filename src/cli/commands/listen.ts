@@ -73,9 +73,11 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
   if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
   output.log("press Ctrl-C to stop");
   output.record({ listening: receiver.url, port: receiver.port, ...(inspector === undefined ? {} : { inspector: inspector.url }) });
-  if (!io.signal.aborted) await once(io.signal, "abort");
+  // Ctrl-C, or a capture file that cannot be written any more (exit 74, naming it).
+  const failure = io.signal.aborted ? undefined : await Promise.race([once(io.signal, "abort").then(() => undefined), receiver.captureStopped]);
   await inspector?.close();
   await receiver.close();
+  if (failure !== undefined) throw failure;
   output.log("stopped");
   return 0;
 }
@@ -116,6 +118,7 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
     signature: request.signature,
     status: request.status,
     captured: request.captured,
+    ...(request.captureError === undefined ? {} : { captureError: request.captureError }),
     ...(request.forwarded === undefined ? {} : { forwarded: shownForward(request.forwarded) }),
     body: request.json ?? request.body.toString("utf8"),
   });
@@ -130,7 +133,8 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
           ? c.dim("signature not checked")
           : c.red(`signature ${request.signature}`);
   const forwarded = request.forwarded === undefined ? "" : "error" in request.forwarded ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}` : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
-  output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}`);
+  const notCaptured = request.captureError === undefined ? "" : ` — ${c.red(`not captured: ${request.captureError}`)}`;
+  output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}${notCaptured}`);
 }
 
 /** A request's path as output and the page show it: secret-looking query values masked. */
