@@ -35,6 +35,7 @@ export { systemClock } from "./adapters/system-clock.js";
 export type { Clock } from "./core/clock.js";
 export { startReceiver } from "./adapters/receiver.js";
 export type { Receiver, ReceiverOptions, ReceivedRequest } from "./adapters/receiver.js";
+export type { Untrusted } from "./core/untrusted.js";
 export { parseConfig } from "./config/schema.js";
 export type { WhConfig } from "./config/schema.js";
 export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
