@@ -92,7 +92,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   // are written before it is answered, so that a 2xx always means captured.
   const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });
   const forward = options.forwardTo === undefined ? undefined : await createForwarder(options.forwardTo);
-  let stopCapture: (error: OutputWriteError) => void = () => undefined;
+  let stopCapture!: (error: OutputWriteError) => void;
   const captureStopped = new Promise<OutputWriteError>((resolve) => (stopCapture = resolve));
   let lastId = 0;
   const respond = async (request: IncomingMessage, body: Buffer, response: ServerResponse): Promise<void> => {
