@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -57,8 +57,11 @@ export async function runDemo(globals: GlobalFlags, io: CliIo): Promise<number> 
     const sent = await replay(SAMPLE_EVENTS, "samples", io);
     if (sent !== 0) return sent;
     round = 1;
-    // The second round only checks the bytes: its own report goes nowhere.
-    const resent = await replay(capture, "capture", { ...io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() });
+    // The second round only checks the bytes: its own report goes nowhere. It replays a copy of
+    // the capture: the receiver goes on appending this round's requests to the capture itself.
+    const snapshot = join(workDir, "captured-round-1.ndjson");
+    await copyFile(capture, snapshot);
+    const resent = await replay(snapshot, "capture", { ...io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() });
     const [first = [], second = []] = rounds;
     const verified = first.filter((request) => request.verified).length;
     const identical = resent === 0 && second.length === first.length && second.every((request, index) => request.body === first[index]?.body && request.verified);
