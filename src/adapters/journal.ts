@@ -63,13 +63,16 @@ export class Journal {
     private readonly lock: FileLock,
   ) {}
 
-  /** Takes the journal's lock, then reads it (with `resume`) or starts it afresh. */
+  /**
+   * Takes the journal's lock, then reads it (with `resume`) or starts it afresh. The journal of a
+   * run that ended is kept as it is: a --resume of it only reads it.
+   */
   static async open(path: string, header: JournalHeader, resume: boolean): Promise<{ journal: Journal; state: JournalState }> {
     const lock = acquireLock(`${path}.lock`, `the journal ${path}`);
     try {
       const state: JournalState = resume ? await load(path, header) : { kind: "fresh" };
-      const file = AppendFile.open(path, "--journal", state.kind === "partial" ? "append" : "truncate");
-      if (state.kind !== "partial") {
+      const file = AppendFile.open(path, "--journal", state.kind === "fresh" ? "truncate" : "append");
+      if (state.kind === "fresh") {
         file.append(`${JSON.stringify(headerRecord(header))}\n`);
         file.flush();
       }

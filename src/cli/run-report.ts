@@ -122,7 +122,11 @@ export function describeResume(state: JournalState, journalPath: string): string
   }
 }
 
-/** --resume of a run that ended: checks the input is unchanged, then says what the run came to. */
+/**
+ * --resume of a run that ended: checks the input is unchanged, then says what the run came to,
+ * its exit code and where its failure records are. Exits 0 whatever that was: there is nothing
+ * left to do, and a supervisor that restarts on a non-zero exit (Kubernetes' OnFailure) stops.
+ */
 export async function printCompleteRun(output: Output, files: RunFiles, stream: Readable): Promise<number> {
   const { state } = files;
   if (state.kind !== "complete") throw new Error("printCompleteRun needs a complete journal");
@@ -134,11 +138,15 @@ export async function printCompleteRun(output: Output, files: RunFiles, stream: 
     deadLetters = files.finish(undefined, false);
   }
   const { counts } = state;
-  output.record({ summary: true, complete: true, ...counts, deadLetter: deadLetters ?? null });
+  const summary: RunSummary = { ...emptyCounts(), unfinished: 0, dryRun: 0, alreadyFinished: state.lines, earlier: counts, writeError: undefined, elapsedMs: 0, eventsPerSecond: 0 };
+  const runExit = runExitCode(summary, false);
+  output.record({ summary: true, complete: true, ...counts, deadLetter: deadLetters ?? null, runExitCode: runExit });
   output.result(`complete already: ${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed; nothing was sent`);
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
-  const summary: RunSummary = { ...emptyCounts(), unfinished: 0, dryRun: 0, alreadyFinished: state.lines, earlier: counts, writeError: undefined, elapsedMs: 0, eventsPerSecond: 0 };
-  return runExitCode(summary, false);
+  if (runExit !== 0) {
+    output.result(`the run ended with exit ${runExit} (${counts.invalid} invalid, ${counts.failed} failed); nothing is left to resume, so this exits 0 (run without --resume to send it all again)`);
+  }
+  return 0;
 }
 
 /** The same error, with a hint saying how to go on. */

@@ -30,7 +30,8 @@ export class RunFiles {
   private constructor(
     private readonly options: RunFilesOptions,
     readonly journal: Journal,
-    readonly deadLetter: AppendFile,
+    /** Not opened for a run that ended: its failure records are kept as they are. */
+    readonly deadLetter: AppendFile | undefined,
     readonly state: JournalState,
   ) {}
 
@@ -38,7 +39,7 @@ export class RunFiles {
     const { journal, state } = await Journal.open(options.journalPath, options, options.resume);
     try {
       // A fresh run's dead-letter file holds this run's failures only; a resumed run's adds to it.
-      const deadLetter = AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate");
+      const deadLetter = state.kind === "complete" ? undefined : AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate");
       return new RunFiles(options, journal, deadLetter, state);
     } catch (error) {
       journal.close();
@@ -74,16 +75,15 @@ export class RunFiles {
    * dead-letter file's path when it holds records of this run or an earlier part.
    */
   finish(summary: RunSummary | undefined, finished: boolean): string | undefined {
-    const fresh = this.state.kind !== "partial";
     try {
-      this.deadLetter.close();
+      this.deadLetter?.close();
     } catch {
       // The write error is the summary's already.
     }
     const earlier = this.earlier;
-    const any = this.deadLetter.count > 0 || (!fresh && earlier !== undefined && earlier.invalid + earlier.failed > 0);
+    const any = (this.deadLetter?.count ?? 0) > 0 || (earlier !== undefined && earlier.invalid + earlier.failed > 0);
     // Only a regular file wh started afresh: never a device such as /dev/null.
-    if (!any && fresh && this.deadLetter.isRegularFile) rmSync(this.options.deadLetterPath, { force: true });
+    if (!any && this.state.kind === "fresh" && this.deadLetter?.isRegularFile === true) rmSync(this.options.deadLetterPath, { force: true });
     try {
       if (finished && summary !== undefined) this.journal.complete({ lines: this.lastLine, digest: this.digestText(), counts: totals(summary) });
     } finally {
