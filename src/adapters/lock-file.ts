@@ -1,15 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { UsageError } from "../core/errors.js";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
-import { openOutputFile } from "./output-file.js";
+import { describeOutputError, openOutputFile } from "./output-file.js";
 
 interface LockOwner {
   pid: number;
   host: string;
   startedAt: string;
   token: string;
+  /**
+   * When the owner process started, as the kernel counts it (Linux: field 22 of /proc/PID/stat),
+   * so that a pid used again by another process (a restarted container's pid 1) is told apart.
+   */
+  processStart?: string | undefined;
 }
 
 export interface FileLock {
@@ -17,32 +22,37 @@ export interface FileLock {
   release(): void;
 }
 
+/** The tokens of the locks this process holds: a lock naming our pid with another token is not ours. */
+const held = new Set<string>();
+
 /**
  * Takes `path` (a lock beside a journal or state file) for this process, so that two runs never
- * write the same journal. The lock is a file created exclusively, holding the owner's pid and host.
- * A lock whose process is gone (kill -9) is taken over: it is renamed aside (only one contender can
- * do that), and put back if it turns out a live process had taken it over meanwhile.
+ * write the same journal. The lock is a file holding the owner's pid, host, start time and a
+ * random token, which appears whole or not at all (written aside, then hard-linked into place),
+ * so a contender always sees whom it belongs to. A lock whose process is gone (kill -9, or a pid
+ * now used by another process) is taken over: it is renamed aside (only one contender can do
+ * that), and put back if it turns out to be another contender's new lock. Anything at `path`
+ * that is not a lock is refused, never removed.
  */
 export function acquireLock(path: string, what: string): FileLock {
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomBytes(8).toString("hex") };
+  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomBytes(8).toString("hex"), processStart: processStartOf(process.pid) };
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    if (tryCreate(path, what, me)) return { path, release: () => release(path, me) };
-    const owner = readOwner(path);
-    if (owner === undefined) {
-      const ageMs = lockAgeMs(path);
-      if (ageMs === undefined) continue; // released meanwhile: try again
-      // Created but never written: a process that died between the two, or one starting now.
-      if (ageMs < 2_000) throw new UsageError(`${what} is being taken by another wh run just now (${path})`);
-    } else if (isAlive(owner)) throw inUse(path, what, owner);
+    if (tryCreate(path, what, me)) {
+      held.add(me.token);
+      return { path, release: () => release(path, me) };
+    }
+    const owner = readOwner(path, what);
+    if (owner === undefined) continue; // released meanwhile: try again
+    if (!isGone(owner)) throw inUse(path, what, owner);
     const aside = `${path}.stale-${me.token}`;
     try {
       renameSync(path, aside);
     } catch {
-      continue; // another process moved it first
+      continue; // another contender moved it first
     }
-    const moved = readOwner(aside);
-    if (moved !== undefined && moved.token !== owner?.token && isAlive(moved)) {
-      // A live process took the lock between our read and our rename: give it back.
+    const moved = readOwner(aside, what);
+    if (moved !== undefined && moved.token !== owner.token) {
+      // Another contender's new lock, made after we read the stale one: give it back.
       try {
         linkSync(aside, path);
       } catch {
@@ -56,47 +66,80 @@ export function acquireLock(path: string, what: string): FileLock {
   throw new UsageError(`${what} ${path}: could not take the lock (it keeps changing hands)`);
 }
 
+/** Creates the lock with its content in one step; false when a lock is there already. */
 function tryCreate(path: string, what: string, me: LockOwner): boolean {
+  const temporary = `${path}.${me.token}.tmp`;
+  const fd = openOutputFile(temporary, what, "create-new");
+  try {
+    try {
+      writeSync(fd, `${JSON.stringify(me)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temporary, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new UsageError(`${what} ${path}: could not take the lock: ${describeOutputError(error, path)}`, { cause: error, hint: "nothing was sent" });
+  } finally {
+    unlinkSync(temporary);
+  }
+}
+
+/**
+ * The owner a lock file names; undefined when there is no file (released meanwhile). Opened
+ * without following links or waiting on a pipe; anything but a lock is refused.
+ */
+function readOwner(path: string, what: string): LockOwner | undefined {
+  let text: string;
   let fd: number;
   try {
-    fd = openOutputFile(path, what, "create-new");
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    if (((error as Error).cause as NodeJS.ErrnoException | undefined)?.code === "EEXIST") return false;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw notALock(path, what);
   }
   try {
-    writeSync(fd, `${JSON.stringify(me)}\n`);
+    if (!fstatSync(fd).isFile()) throw notALock(path, what);
+    text = readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
   }
-  return true;
-}
-
-function lockAgeMs(path: string): number | undefined {
+  let owner: Partial<LockOwner> | undefined;
   try {
-    return Date.now() - statSync(path).mtimeMs;
+    owner = parseJsonOrThrow(text) as Partial<LockOwner>;
   } catch {
-    return undefined;
+    owner = undefined;
   }
+  if (typeof owner?.pid !== "number" || typeof owner.token !== "string" || typeof owner.host !== "string") throw notALock(path, what);
+  return owner as LockOwner;
 }
 
-function readOwner(path: string): LockOwner | undefined {
-  try {
-    const owner = parseJsonOrThrow(readFileSync(path, "utf8")) as LockOwner;
-    return typeof owner.pid === "number" && typeof owner.token === "string" ? owner : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A process on another host cannot be checked: it counts as alive. */
-function isAlive(owner: LockOwner): boolean {
-  if (owner.host !== hostname()) return true;
+/**
+ * Whether the process a lock names is gone: no process has its pid, or one that started at
+ * another time than the owner did (the pid was used again), or it is this very process and the
+ * lock is not one it holds. A process on another host cannot be checked: it counts as alive.
+ */
+function isGone(owner: LockOwner): boolean {
+  if (owner.host !== hostname()) return false;
+  if (owner.pid === process.pid) return !held.has(owner.token);
   try {
     process.kill(owner.pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return true;
+  }
+  const start = processStartOf(owner.pid);
+  return owner.processStart !== undefined && start !== undefined && start !== owner.processStart;
+}
+
+/** A process's start time in clock ticks since boot (Linux); undefined where /proc cannot tell. */
+function processStartOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[22 - 3];
+  } catch {
+    return undefined;
   }
 }
 
@@ -106,7 +149,18 @@ function inUse(path: string, what: string, owner: LockOwner): UsageError {
   });
 }
 
+function notALock(path: string, what: string): UsageError {
+  return new UsageError(`${what}: ${path} is not a wh lock file`, {
+    hint: "wh never removes a file it did not write: move it away, or delete it if it is a lock left by a wh run that is gone",
+  });
+}
+
 function release(path: string, me: LockOwner): void {
+  held.delete(me.token);
   // Only our own lock: never one that was taken over from us.
-  if (readOwner(path)?.token === me.token) unlinkSync(path);
+  try {
+    if (readOwner(path, "")?.token === me.token) unlinkSync(path);
+  } catch {
+    // Whatever is there now is not ours to remove.
+  }
 }

@@ -1,11 +1,12 @@
-import { spawnSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
+import { BIN, cleanEnv, makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // Resume only what was started, where it was started; one writer per journal.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -134,6 +135,69 @@ describe("one wh replay per journal", () => {
     expect(second.stderr).toMatch(new RegExp(`the journal .*events\\.ndjson\\.wh-journal is in use by another wh run: process ${first.child.pid} on `));
     expect(done.code, done.stderr).toBe(0);
     expect(receiver.requests.map(messageIdOf).sort()).toEqual(events.map((event) => event.messageId));
+  });
+
+  it("lets exactly one of two --resume runs racing for a stale lock run, the other exits 2 naming it; the final --resume keeps every dead-letter record", async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const dir = await makeTempDir();
+      const lines = manyEvents(400, 7).map((event, index) => (index % 50 === 10 ? "not json" : index % 50 === 20 ? trackLine("user-1", `refused-${index}`) : event.line));
+      await writeFile(join(dir, "events.ndjson"), ndjson(lines));
+      const receiver = await server({ replies: (request) => (request.body.includes("refused") ? 400 : { status: 200, delayMs: 5 }) });
+      const args = ["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"];
+      let first: WhProcess | undefined;
+      const stopper = setInterval(() => {
+        if (receiver.requests.length >= 120) first?.child.kill("SIGKILL");
+      }, 5);
+      first = spawnSigned(args, { cwd: dir });
+      expect((await first.exited).signal).toBe("SIGKILL");
+      clearInterval(stopper);
+      // kill -9 left the lock of a process that is gone.
+      expect(JSON.parse(await readFile(join(dir, "events.ndjson.wh-journal.lock"), "utf8"))).toMatchObject({ pid: first.child.pid });
+
+      const racers = [spawnSigned([...args, "--resume"], { cwd: dir }), spawnSigned([...args, "--resume"], { cwd: dir })];
+      const results = await Promise.all(racers.map((racer) => racer.exited));
+
+      const codes = results.map((result) => result.code);
+      expect(codes.filter((code) => code === 2), results.map((result) => result.stderr).join("\n---\n")).toHaveLength(1);
+      const loser = codes.indexOf(2);
+      const winner = racers[1 - loser] as WhProcess;
+      expect((results[loser] as { stderr: string }).stderr).toMatch(new RegExp(`is in use by another wh run: process ${winner.child.pid} on `));
+      expect(results[1 - loser]?.code).toBe(1);
+      const final = await runSigned([...args, "--resume"], { cwd: dir });
+      expect(final.code, final.stderr).toBe(0);
+      expect(final.stdout).toMatch(/complete already: 384 delivered, 0 skipped by integrations, 8 invalid, 8 failed/);
+      const recorded = (await readFile(join(dir, "events.ndjson.failed.ndjson"), "utf8")).trim().split("\n").map((line) => (JSON.parse(line) as { line: number }).line);
+      const expected = lines.flatMap((line, index) => (line === "not json" || line.includes("refused") ? [index + 1] : []));
+      expect(recorded.sort((a, b) => a - b)).toEqual(expected);
+    }
+  });
+
+  it("takes over a lock naming this very process's pid with another token (a restarted container's wh is pid 1 again)", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1")]));
+    const receiver = await server();
+    const lock = join(dir, "events.ndjson.wh-journal.lock");
+    // The shell writes the lock with its own pid, then becomes wh (exec keeps the pid).
+    const script = `printf '{"pid":%d,"host":"%s","startedAt":"2026-11-22T00:00:00.000Z","token":"before-the-restart"}' $$ "$(hostname)" > "$LOCK" && exec "$NODE" "$BIN" replay events.ndjson --url "$URL"`;
+    const child = spawn("sh", ["-c", script], { cwd: dir, env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN, URL: receiver.url, WH_SHARED_SECRET: SECRET }) });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const [code] = (await once(child, "close")) as [number | null];
+
+    expect(code, stderr).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it("takes over a lock naming a live pid (1) whose process started after the lock was taken", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1")]));
+    await writeFile(join(dir, "events.ndjson.wh-journal.lock"), JSON.stringify({ pid: 1, host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "old-container", processStart: "not-pid-1s-start" }));
+    const receiver = await server();
+
+    const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url], { cwd: dir });
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it("takes over the lock of a replay killed with kill -9", async () => {
