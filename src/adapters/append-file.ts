@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, ftruncateSync, statSync, writeSync } from "node:fs";
 import { OutputWriteError } from "../core/errors.js";
-import { describeOutputError, openOutputFile } from "./output-file.js";
+import { describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
 
 /**
  * An append-only text file written in batches: `append` buffers, `flush` writes the buffer with
@@ -19,8 +19,9 @@ export class AppendFile {
   private written = 0;
   private size: number;
   private failure: OutputWriteError | undefined;
-  /** False for a device (/dev/null, /dev/full) or a pipe: never removed, never cut back. */
+  /** False for a device (/dev/null, /dev/full): never removed, never cut back. */
   readonly isRegularFile: boolean;
+  private readonly identity: { dev: number; ino: number } | undefined;
 
   private constructor(
     readonly path: string,
@@ -31,14 +32,21 @@ export class AppendFile {
     const stats = fd === undefined ? undefined : fstatSync(fd);
     this.size = stats?.size ?? 0;
     this.isRegularFile = stats?.isFile() === true;
+    this.identity = stats?.isFile() === true ? { dev: stats.dev, ino: stats.ino } : undefined;
+  }
+
+  /** This file, named `what`, for the run's other outputs to be checked against (none for a device). */
+  asKept(what: string): KeptFile | undefined {
+    return this.identity === undefined ? undefined : { ...this.identity, what };
   }
 
   /**
    * @param mode "append" keeps what the file holds, "truncate" starts it afresh.
    * @param options.afterFailure "stop" (the default) or "retry" (see the class).
+   * @param options.kept files this one must not be (the input): see openOutputFile.
    */
-  static open(path: string, what: string, mode: "append" | "truncate", options: { afterFailure?: "stop" | "retry" } = {}): AppendFile {
-    return new AppendFile(path, what, openOutputFile(path, what, mode), options.afterFailure ?? "stop");
+  static open(path: string, what: string, mode: "append" | "truncate", options: { afterFailure?: "stop" | "retry"; kept?: readonly KeptFile[] } = {}): AppendFile {
+    return new AppendFile(path, what, openOutputFile(path, what, mode, options.kept ?? []), options.afterFailure ?? "stop");
   }
 
   append(text: string): void {

@@ -5,7 +5,7 @@ import { fnv1a32 } from "../core/hash.js";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { AppendFile } from "./append-file.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
-import { describeOutputError, openOutputFile } from "./output-file.js";
+import { checkOutputPath, describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
 
 const MAGIC = "wh-journal";
 const VERSION = 2;
@@ -65,13 +65,16 @@ export class Journal {
 
   /**
    * Takes the journal's lock, then reads it (with `resume`) or starts it afresh. The journal of a
-   * run that ended is kept as it is: a --resume of it only reads it.
+   * run that ended is kept as it is: a --resume of it only reads it. The journal may not be one
+   * of the `kept` files (the input).
    */
-  static async open(path: string, header: JournalHeader, resume: boolean): Promise<{ journal: Journal; state: JournalState }> {
+  static async open(path: string, header: JournalHeader, resume: boolean, kept: readonly KeptFile[] = []): Promise<{ journal: Journal; state: JournalState }> {
     const lock = acquireLock(`${path}.lock`, `the journal ${path}`);
     try {
+      // Before reading it: a journal that is the input is refused as such, not called corrupt.
+      checkOutputPath(path, "--journal", kept);
       const state: JournalState = resume ? await load(path, header) : { kind: "fresh" };
-      const file = AppendFile.open(path, "--journal", state.kind === "fresh" ? "truncate" : "append");
+      const file = AppendFile.open(path, "--journal", state.kind === "fresh" ? "truncate" : "append", { kept });
       if (state.kind === "fresh") {
         file.append(`${JSON.stringify(headerRecord(header))}\n`);
         file.flush();
@@ -85,6 +88,11 @@ export class Journal {
 
   get path(): string {
     return this.file.path;
+  }
+
+  /** The journal file, for the run's other outputs to be checked against. */
+  asKept(): KeptFile | undefined {
+    return this.file.asKept(`the journal ${this.file.path}`);
   }
 
   /** The write error that broke the journal, if one did. */

@@ -4,7 +4,8 @@ import type { Readable, Writable } from "node:stream";
 export interface CliIo {
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };
-  stdin: Readable & { isTTY?: boolean };
+  /** `fd` when it has a descriptor (process.stdin: 0), to tell the file it is redirected from. */
+  stdin: Readable & { isTTY?: boolean; fd?: number };
   env: NodeJS.ProcessEnv;
   cwd: string;
   /** Aborts on the first Ctrl-C (SIGINT) or SIGTERM. */

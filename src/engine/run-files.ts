@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 import { AppendFile } from "../adapters/append-file.js";
 import { Journal, type JournalHeader, type JournalState, type OutcomeCounts } from "../adapters/journal.js";
 import { readLineBatches, type InputLine } from "../adapters/line-reader.js";
+import { keptFile } from "../adapters/output-file.js";
 import { UsageError } from "../core/errors.js";
 import { requireNdjson } from "./ndjson-input.js";
 import { skipFinishedLines } from "./resume.js";
@@ -12,6 +13,8 @@ import type { RunSummary } from "./run-deliveries.js";
 export interface RunFilesOptions extends JournalHeader {
   /** How messages name the input: a file name, or "standard input". */
   inputName: string;
+  /** The descriptor standard input is read from, when it has one (process.stdin's is 0). */
+  stdinFd?: number | undefined;
   journalPath: string;
   deadLetterPath: string;
   resume: boolean;
@@ -36,10 +39,19 @@ export class RunFiles {
   ) {}
 
   static async open(options: RunFilesOptions): Promise<RunFiles> {
-    const { journal, state } = await Journal.open(options.journalPath, options, options.resume);
+    // Neither output may be the input (by device and inode, whatever the names), nor the other.
+    const fromStdin = options.input === "-";
+    const source = fromStdin ? options.stdinFd : options.input;
+    const input = source === undefined ? undefined : keptFile(source, fromStdin ? "the file standard input reads" : `the input ${options.inputName}`);
+    const kept = input === undefined ? [] : [input];
+    const { journal, state } = await Journal.open(options.journalPath, options, options.resume, kept);
     try {
+      const journalFile = journal.asKept();
       // A fresh run's dead-letter file holds this run's failures only; a resumed run's adds to it.
-      const deadLetter = state.kind === "complete" ? undefined : AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate");
+      const deadLetter =
+        state.kind === "complete"
+          ? undefined
+          : AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate", { kept: journalFile === undefined ? kept : [...kept, journalFile] });
       return new RunFiles(options, journal, deadLetter, state);
     } catch (error) {
       journal.close();

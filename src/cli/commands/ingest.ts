@@ -59,6 +59,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
     command: "ingest",
     input: fromStdin ? "-" : resolve(io.cwd, file),
     inputName,
+    stdinFd: fromStdin ? io.stdin.fd : undefined,
     destination: endpointIdentity(new URL(endpoint), writeKey),
     journalPath,
     deadLetterPath,
