@@ -13,12 +13,27 @@ const VERSION = 2;
 const MAX_LINE = 0xffff_ffff;
 const RECORD = /^(\d{1,10}) ([0-9a-f]{8}) ([dsif])$/;
 
-/** What a journal belongs to: the command, its input and where it delivers. Never a secret. */
+/**
+ * Where a run delivers, as its journal records it: a fingerprint of every setting that decides
+ * it, a description a person can read (passwords masked), and a digest of each setting the
+ * description cannot show (a header's value, the write key), so that a refusal names what
+ * changed without printing it. Never a secret in clear.
+ */
+export interface DestinationIdentity {
+  fingerprint: string;
+  description: string;
+  /** Setting ("header X-Tenant", "the write key") to a digest of its value. */
+  parts: Record<string, string>;
+}
+
+/** What a journal belongs to: the command, its input, the shard of it and where it delivers. */
 export interface JournalHeader {
   command: string;
   /** An absolute path, or "-" for standard input. */
   input: string;
-  destination: { fingerprint: string; description: string };
+  /** `i/n` with --shard: each shard's journal is its own, even under one --journal name. */
+  shard?: string | undefined;
+  destination: DestinationIdentity;
 }
 
 export type FinishedOutcome = "delivered" | "skipped" | "invalid" | "failed";
@@ -141,7 +156,7 @@ export class Journal {
 }
 
 function headerRecord(header: JournalHeader): Record<string, unknown> {
-  return { [MAGIC]: VERSION, command: header.command, input: header.input, destination: header.destination };
+  return { [MAGIC]: VERSION, command: header.command, input: header.input, shard: header.shard, destination: header.destination };
 }
 
 async function load(path: string, expected: JournalHeader): Promise<JournalState> {
@@ -212,15 +227,35 @@ function checkHeader(path: string, text: string, expected: JournalHeader): void 
   if (header === undefined || header === null || header[MAGIC] !== VERSION) {
     throw new UsageError(`--resume: ${path} is not a journal of this version of wh`, { hint: CORRUPT_HINT });
   }
+  const was = header.input === "-" ? "standard input" : String(header.input);
   if (header.command !== expected.command || header.input !== expected.input) {
-    const was = header.input === "-" ? "standard input" : String(header.input);
     throw new UsageError(`--resume: the journal ${path} belongs to \`wh ${String(header.command)}\` of ${was}, not of ${expected.input === "-" ? "standard input" : expected.input}`, { hint: CORRUPT_HINT });
   }
-  const destination = header.destination as JournalHeader["destination"] | undefined;
-  if (destination?.fingerprint !== expected.destination.fingerprint) {
-    throw new UsageError(
-      `--resume: the run in ${path} delivered to ${destination?.description ?? "another destination"}; this one would deliver to ${expected.destination.description}`,
-      { hint: "resume with the same --url, --header, --source and --config as the run began with, or start afresh without --resume" },
-    );
+  const shard = typeof header.shard === "string" ? header.shard : undefined;
+  if (shard !== expected.shard) {
+    throw new UsageError(`--resume: the journal ${path} records ${describeShard(shard)} of ${was}, not ${describeShard(expected.shard)}`, {
+      hint: "each shard needs a journal of its own: leave --journal out (the default names one per shard), or give each shard another",
+    });
   }
+  const destination = header.destination as Partial<DestinationIdentity> | undefined;
+  if (destination?.fingerprint !== expected.destination.fingerprint) {
+    throw new UsageError(`--resume: the run in ${path} ${describeChange(destination, expected.destination)}`, {
+      hint: "resume with the same --url, --header, --source and --config as the run began with, or start afresh without --resume",
+    });
+  }
+}
+
+function describeShard(shard: string | undefined): string {
+  return shard === undefined ? "the whole input (no --shard)" : `shard ${shard}`;
+}
+
+/** What differs between the destination a run began with and this one, never a value that is not shown. */
+function describeChange(before: Partial<DestinationIdentity> | undefined, after: DestinationIdentity): string {
+  if (before?.description !== after.description) return `delivered to ${before?.description ?? "another destination"}; this one would deliver to ${after.description}`;
+  const was = before.parts ?? {};
+  const changes = [
+    ...Object.keys(was).map((setting) => (after.parts[setting] === undefined ? `${setting} (not given now)` : after.parts[setting] !== was[setting] ? `${setting} (another value)` : "")),
+    ...Object.keys(after.parts).map((setting) => (was[setting] === undefined ? `${setting} (not given then)` : "")),
+  ].filter(Boolean);
+  return `delivered to ${after.description} with other settings than this one: ${changes.length > 0 ? changes.join(", ") : "headers, the write key or others"}`;
 }

@@ -1,13 +1,15 @@
 import { createHash } from "node:crypto";
+import type { DestinationIdentity } from "../adapters/journal.js";
 import type { Destination } from "../config/resolve.js";
 import { redactUrl } from "../core/redact.js";
 
 /**
  * What identifies where a run delivers, for its journal: a fingerprint of the source, the URLs
- * and their headers (never the shared secret), and a description a person can read (passwords
- * masked). A resume whose destination has another fingerprint is refused.
+ * and their headers (never the shared secret), a description a person can read (passwords
+ * masked), and a digest of each header's value. A resume whose destination has another
+ * fingerprint is refused, naming the URLs or the headers that changed.
  */
-export function destinationIdentity(destination: Destination): { fingerprint: string; description: string } {
+export function destinationIdentity(destination: Destination): DestinationIdentity {
   const canonical = JSON.stringify({
     source: destination.source ?? null,
     mode: destination.mode,
@@ -17,14 +19,28 @@ export function destinationIdentity(destination: Destination): { fingerprint: st
   });
   const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
   const how = [destination.source === undefined ? "" : `source ${destination.source}`, destination.mode === "classic" ? "" : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`].filter(Boolean);
-  return identity(canonical, how.length === 0 ? urls : `${urls} (${how.join("; ")})`);
+  const hidden: [string, string][] = destination.targets.flatMap((target) => {
+    const where = destination.targets.length === 1 ? "" : ` for ${redactUrl(target.url)}`;
+    // The URL itself, for what its description masks (a password, a token in the query).
+    return [[`the URL ${redactUrl(target.url)}`, target.url.href], ...Object.entries(target.headers).map(([name, value]): [string, string] => [`header ${name}${where}`, value])];
+  });
+  return identity(canonical, how.length === 0 ? urls : `${urls} (${how.join("; ")})`, hidden);
 }
 
 /** The same for an ingestion endpoint: its URL and the write key (in the fingerprint only). */
-export function endpointIdentity(endpoint: URL, writeKey: string): { fingerprint: string; description: string } {
-  return identity(JSON.stringify({ endpoint: endpoint.href, writeKey }), redactUrl(endpoint));
+export function endpointIdentity(endpoint: URL, writeKey: string): DestinationIdentity {
+  return identity(JSON.stringify({ endpoint: endpoint.href, writeKey }), redactUrl(endpoint), [
+    [`the URL ${redactUrl(endpoint)}`, endpoint.href],
+    ["the write key", writeKey],
+  ]);
 }
 
-function identity(canonical: string, description: string): { fingerprint: string; description: string } {
-  return { fingerprint: createHash("sha256").update(canonical).digest("hex"), description };
+function identity(canonical: string, description: string, hidden: readonly [setting: string, value: string][]): DestinationIdentity {
+  // Each digest is keyed by its setting's name, and cut to 64 bits: enough to tell a change.
+  const parts = Object.fromEntries(hidden.map(([setting, value]) => [setting, sha256(`${setting}\0${value}`).slice(0, 16)]));
+  return { fingerprint: sha256(canonical), description, parts };
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

@@ -107,6 +107,33 @@ describe("wh replay --resume checks the destination", () => {
     expect(elsewhere.requests).toHaveLength(0);
   });
 
+  it("refuses a resume whose --header has another value, or is left out, naming the header and never the value of a credential", async () => {
+    const headers = ["--header", "X-Tenant: acme", "--header", "Authorization: Bearer first-t0ken"];
+    const { dir, receiver } = await interruptedReplay(200, 40, headers);
+    const before = receiver.requests.length;
+    const resume = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4", ...extra, "--resume"], { cwd: dir });
+
+    const tenant = await resume(["--header", "X-Tenant: globex", "--header", "Authorization: Bearer first-t0ken"]);
+    const token = await resume(["--header", "X-Tenant: acme", "--header", "Authorization: Bearer second-t0ken"]);
+    const dropped = await resume(["--header", "Authorization: Bearer first-t0ken"]);
+    const added = await resume([...headers, "--header", "X-Region: eu"]);
+
+    for (const result of [tenant, token, dropped, added]) {
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`the run in ${join(dir, "events.ndjson.wh-journal")} delivered to ${receiver.url} with other settings than this one:`);
+      expect(result.stderr).not.toContain("this one would deliver to");
+      expect(`${result.stdout}${result.stderr}`).not.toMatch(/t0ken/);
+    }
+    expect(tenant.stderr).toMatch(/: header X-Tenant \(another value\)$/m);
+    expect(token.stderr).toMatch(/: header Authorization \(another value\)$/m);
+    expect(dropped.stderr).toMatch(/: header X-Tenant \(not given now\)$/m);
+    expect(added.stderr).toMatch(/: header X-Region \(not given then\)$/m);
+    expect(receiver.requests).toHaveLength(before);
+
+    const same = await resume(headers);
+    expect(same.code, same.stderr).toBe(0);
+  });
+
   it("masks a URL password in the original destination it names", async () => {
     const { dir, receiver } = await interruptedReplay(200, 40, [], undefined);
     const withPassword = receiver.url.replace("http://", "http://alice:hunter22@");

@@ -61,6 +61,26 @@ describe("wh replay --shard", () => {
     expect([...countByMessageId(receiver.requests).keys()].sort()).toEqual(mine.sort());
   });
 
+  it("refuses a shard's --resume of another shard's complete journal when they share --journal, naming both shards, and sends nothing", async () => {
+    const dir = await makeTempDir();
+    const events = manyEvents(60, 7);
+    await writeFile(join(dir, "events.ndjson"), `${events.map((event) => event.line).join("\n")}\n`);
+    const receiver = await server();
+    const replay = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--journal", "shared.wh-journal", ...extra], { cwd: dir });
+    const first = await replay(["--shard", "0/2", "--resume"]);
+    expect(first.code, first.stderr).toBe(0);
+    const sent = receiver.requests.length;
+
+    const other = await replay(["--shard", "1/2", "--resume"]);
+    const whole = await replay(["--resume"]);
+
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/--resume: the journal \S+shared\.wh-journal records shard 0\/2 of \S+events\.ndjson, not shard 1\/2/);
+    expect(whole.code).toBe(2);
+    expect(whole.stderr).toMatch(/records shard 0\/2 of \S+events\.ndjson, not the whole input \(no --shard\)/);
+    expect(receiver.requests).toHaveLength(sent);
+  });
+
   it("refuses a shard that is not i/n with i < n", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), "{}\n");

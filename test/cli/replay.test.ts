@@ -391,7 +391,7 @@ describe("wh replay: bad usage", () => {
   it("exits 2 on --resume with a journal that belongs to another input, and sends nothing", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
-    const destination = { fingerprint: "f", description: "d" };
+    const destination = { fingerprint: "f", description: "d", parts: {} };
     const opened = await Journal.open(join(dir, "events.ndjson.wh-journal"), { command: "replay", input: join(dir, "other.ndjson"), destination }, false);
     opened.journal.markFinished(1, trackLine("u1", "m1"), "delivered");
     opened.journal.close();

@@ -15,7 +15,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "wh-journal-"));
   dirs.push(dir);
   path = join(dir, "events.ndjson.wh-journal");
-  header = { command: "replay", input: join(dir, "events.ndjson"), destination: { fingerprint: "abc", description: "http://127.0.0.1:4000/" } };
+  header = { command: "replay", input: join(dir, "events.ndjson"), destination: { fingerprint: "abc", description: "http://127.0.0.1:4000/", parts: {} } };
 });
 
 afterAll(async () => {
@@ -113,7 +113,7 @@ describe("Journal", () => {
   it("refuses to resume toward another destination, naming the original one", async () => {
     await writeJournal([1]);
 
-    const opening = Journal.open(path, { ...header, destination: { fingerprint: "other", description: "http://example.test/" } }, true);
+    const opening = Journal.open(path, { ...header, destination: { fingerprint: "other", description: "http://example.test/", parts: {} } }, true);
 
     await expect(opening).rejects.toThrow(/delivered to http:\/\/127\.0\.0\.1:4000\/; this one would deliver to http:\/\/example\.test\//);
   });

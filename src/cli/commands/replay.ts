@@ -58,7 +58,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   // Every file the run writes is opened (and the journal locked) before the first request.
   const files = dryRun
     ? undefined
-    : await RunFiles.open({ command: "replay", input, inputName, stdinFd: fromStdin ? io.stdin.fd : undefined, destination: destinationIdentity(destination), journalPath, deadLetterPath, resume });
+    : await RunFiles.open({ command: "replay", input, inputName, stdinFd: fromStdin ? io.stdin.fd : undefined, shard: shard === undefined ? undefined : `${shard.index}/${shard.count}`, destination: destinationIdentity(destination), journalPath, deadLetterPath, resume });
   if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
