@@ -1,6 +1,10 @@
 import { MASK, redactHeaderValue, redactUrl } from "../core/redact.js";
 
-/** The flags that decide what a resumed run reads, where it delivers and where it records. */
+/**
+ * The flags that decide what a resumed run reads, where and how it delivers and where it
+ * records, and how it shows it: every flag of replay and ingest but --secret, --resume and
+ * --dry-run (test/cli/resume-hint.test.ts checks them against --help).
+ */
 const REPEATED_FLAGS: readonly [key: string, flag: string][] = [
   ["url", "--url"],
   ["header", "--header"],
@@ -10,6 +14,7 @@ const REPEATED_FLAGS: readonly [key: string, flag: string][] = [
   ["ca", "--ca"],
   ["timeout", "--timeout"],
   ["retryWindow", "--retry-window"],
+  ["maxAttempts", "--max-attempts"],
   ["journal", "--journal"],
   ["deadLetter", "--dead-letter"],
   ["concurrency", "--concurrency"],
@@ -24,6 +29,7 @@ const REPEATED_FLAGS: readonly [key: string, flag: string][] = [
   ["endpoint", "--endpoint"],
   ["flushAt", "--flush-at"],
   ["flushAfter", "--flush-after"],
+  ["verbose", "--verbose"],
 ];
 
 /**

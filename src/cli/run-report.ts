@@ -4,9 +4,9 @@ import { deliveryRecord } from "../core/delivery-record.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
 import { untrusted } from "../core/untrusted.js";
 import type { Readable } from "node:stream";
-import type { JournalState } from "../adapters/journal.js";
+import type { JournalState, OutcomeCounts } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
-import { runExitCode, type DeliveryJob, type JobOutcome, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
+import { runExitCode, wholeRunCounts, type DeliveryJob, type JobOutcome, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
 import type { RunFiles } from "../engine/run-files.js";
 import { printDryRun, renderVerboseEvent } from "./dry-run.js";
 import type { Output } from "./render.js";
@@ -73,7 +73,13 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
   if (summary.alreadyFinished > 0) parts.push(`${summary.alreadyFinished} already finished before`);
   if (summary.unfinished > 0) parts.push(c.yellow(`${summary.unfinished} not finished`));
   output.result(`${parts.join(", ")} in ${formatDurationMs(summary.elapsedMs)} (${Math.round(summary.eventsPerSecond)} events/s)`);
+  // A resumed run's exit code counts its earlier parts: so does what it says.
+  if (summary.alreadyFinished > 0) output.result(`the whole run: ${describeCounts(wholeRunCounts(summary))}`);
   for (const line of lines) output.result(line);
+}
+
+function describeCounts(counts: OutcomeCounts): string {
+  return `${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed`;
 }
 
 
@@ -141,7 +147,7 @@ export async function printCompleteRun(output: Output, files: RunFiles, stream: 
   const summary: RunSummary = { ...emptyCounts(), unfinished: 0, dryRun: 0, alreadyFinished: state.lines, earlier: counts, writeError: undefined, elapsedMs: 0, eventsPerSecond: 0 };
   const runExit = runExitCode(summary, false);
   output.record({ summary: true, complete: true, ...counts, deadLetter: deadLetters ?? null, runExitCode: runExit });
-  output.result(`complete already: ${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed; nothing was sent`);
+  output.result(`complete already: ${describeCounts(counts)}; nothing was sent`);
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
   if (runExit !== 0) {
     output.result(`the run ended with exit ${runExit} (${counts.invalid} invalid, ${counts.failed} failed); nothing is left to resume, so this exits 0 (run without --resume to send it all again)`);

@@ -307,6 +307,17 @@ function sumCounts(counts: OutcomeCounts | undefined): number {
   return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
 }
 
+/** What the whole run came to: this part and the earlier parts of a resumed run. */
+export function wholeRunCounts(summary: RunSummary): OutcomeCounts {
+  const { earlier } = summary;
+  return {
+    delivered: earlier.delivered + summary.delivered,
+    skipped: earlier.skipped + summary.skipped,
+    invalid: earlier.invalid + summary.invalid,
+    failed: earlier.failed + summary.failed,
+  };
+}
+
 /**
  * The exit code of a run, earlier parts of a resumed run included: 74 when an output file could
  * not be written, 130 after Ctrl-C, 1 when anything was invalid or failed, else 0.
@@ -314,8 +325,8 @@ function sumCounts(counts: OutcomeCounts | undefined): number {
 export function runExitCode(summary: RunSummary, interrupted: boolean): number {
   if (summary.writeError !== undefined) return 74;
   if (interrupted) return 130;
-  const { earlier } = summary;
-  return summary.invalid + summary.failed + earlier.invalid + earlier.failed > 0 ? 1 : 0;
+  const whole = wholeRunCounts(summary);
+  return whole.invalid + whole.failed > 0 ? 1 : 0;
 }
 
 function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {

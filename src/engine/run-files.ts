@@ -8,7 +8,7 @@ import { keptFile } from "../adapters/output-file.js";
 import { UsageError } from "../core/errors.js";
 import { requireNdjson } from "./ndjson-input.js";
 import { skipFinishedLines } from "./resume.js";
-import type { RunSummary } from "./run-deliveries.js";
+import { wholeRunCounts, type RunSummary } from "./run-deliveries.js";
 
 export interface RunFilesOptions extends JournalHeader {
   /** How messages name the input: a file name, or "standard input". */
@@ -97,7 +97,7 @@ export class RunFiles {
     // Only a regular file wh started afresh: never a device such as /dev/null.
     if (!any && this.state.kind === "fresh" && this.deadLetter?.isRegularFile === true) rmSync(this.options.deadLetterPath, { force: true });
     try {
-      if (finished && summary !== undefined) this.journal.complete({ lines: this.lastLine, digest: this.digestText(), counts: totals(summary) });
+      if (finished && summary !== undefined) this.journal.complete({ lines: this.lastLine, digest: this.digestText(), counts: wholeRunCounts(summary) });
     } finally {
       this.journal.close();
     }
@@ -115,14 +115,4 @@ export class RunFiles {
   private digestText(): string {
     return `sha256:${this.digest.digest("hex")}`;
   }
-}
-
-function totals(summary: RunSummary): OutcomeCounts {
-  const { earlier } = summary;
-  return {
-    delivered: earlier.delivered + summary.delivered,
-    skipped: earlier.skipped + summary.skipped,
-    invalid: earlier.invalid + summary.invalid,
-    failed: earlier.failed + summary.failed,
-  };
 }

@@ -269,4 +269,26 @@ describe("the exit code and summary count the whole run", () => {
     expect(summary).toMatchObject({ invalid: 0, earlier: { invalid: 2 } });
     expect(await readNdjson(join(dir, "events.ndjson.failed.ndjson"))).toHaveLength(2);
   });
+
+  it("says in the summary of a clean --resume that exits 1 that the whole run had invalid lines, and where they are", async () => {
+    const dir = await makeTempDir();
+    const events = manyEvents(300, 7);
+    await writeFile(join(dir, "events.ndjson"), ndjson(["not json", ...events.map((event) => event.line)]));
+    let running: WhProcess | undefined;
+    const receiver = await server({
+      replies: (_request, index) => {
+        if (index === 30) running?.child.kill("SIGINT");
+        return { status: 200, delayMs: 3 };
+      },
+    });
+    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir });
+    expect((await running.exited).code).toBe(130);
+
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
+
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stdout).toMatch(/^\d+ delivered, 0 skipped by integrations, 0 invalid, 0 failed, \d+ already finished before in /m);
+    expect(resumed.stdout).toMatch(/^the whole run: 300 delivered, 0 skipped by integrations, 1 invalid, 0 failed$/m);
+    expect(resumed.stdout).toContain(`dead letters: ${join(dir, "events.ndjson.failed.ndjson")}`);
+  });
 });
