@@ -50,16 +50,21 @@ export function acquireLock(path: string, what: string): FileLock {
     } catch {
       continue; // another contender moved it first
     }
-    const moved = readOwner(aside, what);
-    if (moved !== undefined && moved.token !== owner.token) {
-      // Another contender's new lock, made after we read the stale one: give it back.
+    let moved: LockOwner | undefined;
+    try {
+      moved = readOwner(aside, what);
+    } catch {
+      moved = undefined; // not a lock: put back below, like a live one
+    }
+    if (moved?.token !== owner.token) {
+      // Not the stale lock we read (another contender's new one, made since): give it back.
       try {
         linkSync(aside, path);
       } catch {
         // someone holds a newer lock already
       }
       unlinkSync(aside);
-      throw inUse(path, what, moved);
+      throw moved === undefined ? notALock(path, what) : inUse(path, what, moved);
     }
     unlinkSync(aside);
   }
