@@ -13,7 +13,11 @@ afterAll(removeTempDirs);
 
 const LOCK_MODULE = pathToFileURL(join(ROOT, "dist", "adapters", "lock-file.js")).href;
 
-/** Waits for the start file, takes the lock, holds it a while, and prints "won" or why not. */
+/**
+ * Waits for the start file, takes the lock and prints "won", holding the lock until its standard
+ * input ends (once every other contender has given up: under load a contender may try late, and
+ * must find the lock still held); or prints why not.
+ */
 const CONTENDER = `
 import { existsSync } from "node:fs";
 const [lockModule, path, start] = process.argv.slice(1);
@@ -22,7 +26,7 @@ while (!existsSync(start)) {}
 try {
   const lock = acquireLock(path, "the journal");
   process.stdout.write("won " + process.pid);
-  setTimeout(() => lock.release(), 300);
+  process.stdin.on("end", () => lock.release()).resume();
 } catch (error) {
   process.stdout.write("lost " + error.message);
 }`;
@@ -34,17 +38,30 @@ async function race(count: number): Promise<string[]> {
   const gone = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
   await writeFile(path, JSON.stringify({ pid: gone, host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "gone" }));
   const start = join(dir, "start");
-  const outputs = Array.from({ length: count }, () => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", CONTENDER, LOCK_MODULE, path, start]);
+  const children = Array.from({ length: count }, () => spawn(process.execPath, ["--input-type=module", "-e", CONTENDER, LOCK_MODULE, path, start]));
+  let lost = 0;
+  const outputs = children.map((child) => {
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    return new Promise<string>((resolve) => child.on("close", () => resolve(output)));
+    return new Promise<string>((resolve) =>
+      child.on("close", () => {
+        // Every loser has given up: the winner may let go.
+        if (++lost === count - 1) for (const each of children) each.stdin.end();
+        resolve(output);
+      }),
+    );
   });
   // Every contender is spinning on the start file by then.
   await new Promise((resolve) => setTimeout(resolve, 400));
   await writeFile(start, "");
-  return Promise.all(outputs);
+  // Should no one take it (or no one lose), nobody waits for ever.
+  const timer = setTimeout(() => children.forEach((child) => child.stdin.end()), 20_000);
+  try {
+    return await Promise.all(outputs);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe("a stale lock raced for", () => {
