@@ -90,7 +90,7 @@ export class Spool {
   private readonly segments: Segment[] = [];
   private current: { segment: Segment; fd: number } | undefined;
   private next = 0;
-  private pending: { texts: string[]; attached: unknown[]; resolve: (seqs: number[]) => void; reject: (error: Error) => void }[] = [];
+  private pending: { texts: string[]; attached: readonly unknown[]; resolve: (seqs: number[]) => void; reject: (error: Error) => void }[] = [];
   private committing = false;
   private liveBytes = 0;
   private liveRecords = 0;
@@ -148,7 +148,7 @@ export class Spool {
    * then none of them is in the spool. `attached` (one per text) goes to the readers handed the
    * records as they are committed, so they need not parse what the appender holds already.
    */
-  append(texts: string[], attached: unknown[] = []): Promise<number[]> {
+  append(texts: string[], attached: readonly unknown[] = []): Promise<number[]> {
     return new Promise((resolve, reject) => {
       this.pending.push({ texts, attached, resolve, reject });
       if (!this.committing) void this.commit();

@@ -1,0 +1,87 @@
+import { startInspector, type Inspector } from "../adapters/inspector-server.js";
+import type { Destination } from "../config/resolve.js";
+import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
+import { redactUrl } from "../core/redact.js";
+import { userOf } from "../core/shard.js";
+import { resendRequest } from "../engine/resend.js";
+import type { DeliveryJob, JobOutcome } from "../engine/run-deliveries.js";
+import type { AcceptedRequest } from "../engine/serve.js";
+import type { Output } from "./render.js";
+
+/**
+ * The inspector page of `wh serve --ui`: one entry per accepted event, with each delivery attempt
+ * to each endpoint (status or error, the start of the answer, timing) and its outcome. Resending
+ * delivers the event's body again, signed with its source's secret, to its first URL or another.
+ */
+export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output) {
+  // Entries are known by their event's messageId: with Redis an event has no local number until a
+  // forwarder reads it (perhaps in another process: each page shows what its process accepted).
+  const ids = new Map<string, number>();
+  let last = 0;
+  const sent = new Map<number, { body: string; destination: Destination }>();
+  const entryOf = (job: DeliveryJob): number | undefined => ids.get(String((job.origin as { messageId?: unknown } | undefined)?.messageId));
+  const state = {
+    origin: "",
+    inspector: undefined as unknown as Inspector,
+    accepted(request: AcceptedRequest): void {
+      for (const event of request.events ?? []) {
+        const body = JSON.stringify(event);
+        last += 1;
+        const id = last;
+        ids.set(String(event.messageId), id);
+        if (ids.size > 10_000) ids.delete(ids.keys().next().value as string);
+        state.inspector.add({
+          id,
+          kind: "event",
+          receivedAt: String(event.receivedAt),
+          method: "POST",
+          // The page shows it as text, never as markup.
+          path: request.path.unsafeRaw(),
+          type: String(event.type ?? ""),
+          user: userOf(event) ?? "",
+          size: Buffer.byteLength(body),
+          verdict: "accepted",
+          reason: request.source === undefined ? undefined : `source ${request.source}`,
+          headers: request.headers ?? {},
+          body,
+          status: 200,
+          answer: '{"success":true}',
+          resends: [],
+          deliveries: [],
+        });
+      }
+    },
+    attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
+      const id = entryOf(job);
+      if (id === undefined) return;
+      if (job.prepared.ok) sent.set(id, { body: job.prepared.message.body, destination });
+      if (sent.size > 1_000) sent.delete(sent.keys().next().value as number);
+      if (event.type !== "response") return;
+      const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
+      const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
+      state.inspector.update(id, (entry) => entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" }));
+    },
+    ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
+      if (outcome === "delivered" || outcome === "interrupted") return;
+      const id = entryOf(job);
+      if (id !== undefined) state.inspector.update(id, (entry) => entry.deliveries?.push({ text: `${outcome}${reason === undefined ? "" : `: ${reason}`}`, outcome: outcome === "skipped" ? "unchecked" : "failed" }));
+    },
+  };
+  state.inspector = await startInspector({
+    host,
+    get origin() {
+      return state.origin;
+    },
+    resend: async (id, request) => {
+      const delivered = sent.get(id);
+      if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
+      const { destination, body } = delivered;
+      const url = request.url ?? destination.targets[0]?.url.href ?? "";
+      const result = await resendRequest({ method: destination.method, headers: {}, body: Buffer.from(body) }, { url, resignWith: destination.sharedSecret }, env).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
+      state.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
+      output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} event ${id}: ${result.text}`);
+      return { text: result.text, outcome: result.outcome };
+    },
+  });
+  return state;
+}

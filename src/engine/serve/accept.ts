@@ -1,0 +1,94 @@
+import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
+import type { Destination } from "../../config/resolve.js";
+import { prepareMessage, type MessageStamps } from "../../core/message/prepare.js";
+import { expandRequest, type RecentIds } from "../../core/message/tracking.js";
+import { redactHeaders } from "../../core/redact.js";
+import { untrusted, type Untrusted } from "../../core/untrusted.js";
+import type { EventStore } from "./event-store.js";
+import type { ServeMetrics } from "./metrics.js";
+import type { AcceptedEvent } from "./stored-event.js";
+
+/** How long a client is asked to wait before retrying a 503 (full spool or disk). */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** A source as accepting sees it: its destination and the messageIds it accepted lately. */
+export interface Source {
+  destination: Destination;
+  recent: RecentIds;
+}
+
+/** What became of one request to the tracking API. */
+export interface AcceptedRequest {
+  /** As the client sent it. */
+  path: Untrusted;
+  status: number;
+  source: string | undefined;
+  accepted: number;
+  duplicates: number;
+  /** Why it was refused, for statuses other than 200: it can quote what the client sent. */
+  message?: Untrusted;
+  /** The events accepted, as the pipeline enriched them. */
+  events?: Record<string, unknown>[];
+  /** The request's headers, credentials masked. */
+  headers?: Record<string, string>;
+}
+
+export interface AcceptOptions {
+  sources: readonly Source[];
+  /** With `sources` in the config each write key selects its source; otherwise any key is taken. */
+  bySource: boolean;
+  /** False for --role forward: every request is refused. */
+  accepting: boolean;
+  store: EventStore;
+  metrics: ServeMetrics;
+  stamps: MessageStamps;
+  onRequest?: ((request: AcceptedRequest) => void) | undefined;
+}
+
+/**
+ * Accepting: a request to the tracking API → its events (enriched as Segment's pipeline does,
+ * each prepared for its destination, duplicates of recent messageIds dropped) → the store. The
+ * answer is 200 only once the store has them.
+ */
+export function createAccept(options: AcceptOptions): (request: TrackingRequest) => Promise<TrackingAnswer> {
+  const { metrics, sources } = options;
+  const report = ({ path, message, ...request }: Omit<AcceptedRequest, "path" | "message"> & { path: string; message?: string }): TrackingAnswer => {
+    metrics.requests.inc({ status: String(request.status) });
+    options.onRequest?.({ ...request, path: untrusted(path), ...(message === undefined ? {} : { message: untrusted(message) }) });
+    if (request.status === 200) return { status: 200, body: { success: true } };
+    const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
+    return { status: request.status, body: { success: false, message }, ...(retry === undefined ? {} : { headers: retry }) };
+  };
+  return async (request) => {
+    const base = { path: request.path, accepted: 0, duplicates: 0 };
+    if (!options.accepting) return report({ ...base, status: 404, source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
+    const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
+    const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
+    const source = options.bySource ? sources.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : sources[0];
+    if (source === undefined) {
+      return report({ ...base, status: 401, source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
+    }
+    const name = source.destination.source;
+    if (!expanded.ok) return report({ ...base, status: 400, source: name, message: expanded.error });
+    const fresh: AcceptedEvent[] = [];
+    const ids = new Set<string>();
+    for (const [index, event] of expanded.events.entries()) {
+      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode });
+      if (!prepared.ok) return report({ ...base, status: 400, source: name, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
+      const messageId = event.messageId as string;
+      if (source.recent.has(messageId) || ids.has(messageId)) continue;
+      ids.add(messageId);
+      const stored = { source: name ?? null, event };
+      fresh.push({ stored, prepared, text: JSON.stringify(stored) });
+    }
+    const dropped = expanded.events.length - fresh.length;
+    metrics.duplicates.inc({}, dropped);
+    if (!source.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source: name, duplicates: dropped });
+    const refusal = await options.store.append(fresh);
+    if (refusal !== undefined) return report({ ...base, status: 503, source: name, message: refusal });
+    for (const id of ids) source.recent.add(id);
+    metrics.accepted.inc({}, fresh.length);
+    const events = fresh.map(({ stored }) => stored.event);
+    return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: redactHeaders(request.headers) });
+  };
+}

@@ -1,0 +1,91 @@
+import type { Destination, DeliverySettings } from "../../config/resolve.js";
+import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
+import type { OutputWriteError } from "../../core/errors.js";
+import { createDeliverer, type Sender } from "../deliverer.js";
+import { runDeliveries, type DeliveryJob, type JobOutcome, type RunSummary } from "../run-deliveries.js";
+import type { EventStore } from "./event-store.js";
+import type { ServeMetrics } from "./metrics.js";
+import type { JobMaker } from "./stored-event.js";
+
+export interface ForwardingOptions {
+  settings: DeliverySettings;
+  /** Deliveries in flight at once, per source. */
+  concurrency: number;
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+  onOutcome?: ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void) | undefined;
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
+  onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
+}
+
+export interface Forwarding {
+  /** Deliveries waiting to retry a URL, over every source. */
+  retrying(): number;
+  /** Stops reading the store, lets what is in flight end, and closes the dead-letter logs. */
+  stop(): Promise<RunSummary[]>;
+}
+
+/**
+ * One forwarder per source: the shared runner (each user's events in order, retries for the
+ * window, dead letters) over the jobs its store feeds it, recording each end in the store.
+ */
+export async function startForwarding(store: EventStore, makeJob: JobMaker, metrics: ServeMetrics, options: ForwardingOptions): Promise<Forwarding> {
+  const { destinations } = options.settings;
+  const deliverer = await createDeliverer(options.settings, { env: options.env });
+  const senders: Sender[] = [];
+  const closers: (() => void)[] = [];
+  const runs: Promise<RunSummary>[] = [];
+  let inputs: ReturnType<EventStore["feed"]> = new Map();
+  try {
+    const logs = destinations.map((destination) => store.logs(destination));
+    closers.push(...logs.map((log) => log.close));
+    inputs = store.feed(destinations, makeJob);
+    destinations.forEach((destination, index) => {
+      const sender = deliverer.to(destination);
+      senders.push(sender);
+      const input = inputs.get(destination);
+      if (input === undefined) return;
+      const { journal, deadLetter } = logs[index] as (typeof logs)[number];
+      const run = runDeliveries(input.jobs, {
+        stopInput: input.stop,
+        sender,
+        concurrency: options.concurrency,
+        ordered: true,
+        batchSize: destination.batchSize,
+        ratePerSecond: undefined,
+        journal,
+        deadLetter,
+        signal: options.signal,
+        onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
+        onOutcome: (job, outcome, report, reason) => {
+          if (outcome !== "interrupted" && outcome !== "dry-run") metrics.ended.inc({ outcome });
+          const receivedAt = (job.origin as { receivedAt?: string } | undefined)?.receivedAt;
+          if (outcome === "delivered" && receivedAt !== undefined) metrics.latency.observe((Date.now() - Date.parse(receivedAt)) / 1_000);
+          options.onOutcome?.(job, outcome, report, reason, destination);
+        },
+      });
+      runs.push(
+        run.then((summary) => {
+          if (summary.writeError !== undefined) options.onForwardingStopped?.(destination, summary.writeError);
+          return summary;
+        }),
+      );
+    });
+  } catch (error) {
+    for (const close of closers) close();
+    await deliverer.close();
+    throw error;
+  }
+  return {
+    retrying: () => senders.reduce((sum, sender) => sum + sender.retrying, 0),
+    async stop() {
+      for (const input of inputs.values()) input.stop();
+      try {
+        return await Promise.all(runs);
+      } finally {
+        await deliverer.close();
+        for (const close of closers) close();
+      }
+    },
+  };
+}

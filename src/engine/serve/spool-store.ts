@@ -1,0 +1,120 @@
+import { join } from "node:path";
+import { AppendFile } from "../../adapters/append-file.js";
+import { Spool, type Quarantined } from "../../adapters/spool.js";
+import type { SpoolReader } from "../../adapters/spool-reader.js";
+import type { Destination } from "../../config/resolve.js";
+import { OutputWriteError } from "../../core/errors.js";
+import type { Registry } from "../../core/prometheus.js";
+import type { DeliveryJob } from "../run-deliveries.js";
+import type { EventStore } from "./event-store.js";
+import { readStored, type AcceptedEvent, type JobInput, type JobMaker, type StoredEvent } from "./stored-event.js";
+
+export interface SpoolStoreOptions {
+  dataDir: string;
+  maxBytes: number;
+  /** Sees each event recovery finds still to deliver (for the duplicate window). */
+  onRecovered: (stored: StoredEvent) => void;
+  onWarning?: ((message: string) => void) | undefined;
+}
+
+/**
+ * The local spool as wh serve's store: accepted events are appended (group-committed, synced)
+ * before the 200; each forwarder reads its source's events from the files a window at a time, so
+ * the backlog waits on disk; dead letters go to a file per source in the data directory.
+ */
+export class SpoolStore implements EventStore {
+  private readonly readers: SpoolReader[] = [];
+
+  private constructor(
+    private readonly spool: Spool,
+    readonly recovered: number,
+    private readonly quarantined: Quarantined | undefined,
+    private readonly dataDir: string,
+  ) {}
+
+  static async open(options: SpoolStoreOptions): Promise<SpoolStore> {
+    const check = (text: string): string | undefined => {
+      const stored = readStored(text);
+      if (typeof stored === "string") return stored;
+      options.onRecovered(stored);
+      return undefined;
+    };
+    const { spool, recovered, quarantined } = await Spool.open(join(options.dataDir, "spool"), {
+      maxBytes: options.maxBytes,
+      check,
+      quarantinePath: join(options.dataDir, "quarantine.ndjson"),
+    });
+    if (quarantined !== undefined) {
+      options.onWarning?.(`the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`);
+    }
+    return new SpoolStore(spool, recovered, quarantined, options.dataDir);
+  }
+
+  async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
+    const texts = events.map((event) => event.text);
+    if (this.spool.full(texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0))) return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
+    try {
+      // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
+      await this.spool.append(texts, events);
+    } catch (error) {
+      if (!(error instanceof OutputWriteError)) throw error;
+      return `${error.message}; retry later`;
+    }
+    return undefined;
+  }
+
+  logs(destination: Destination): { journal: Spool; deadLetter: AppendFile; close(): void } {
+    const name = destination.source === undefined ? "dead-letters.ndjson" : `dead-letters.${destination.source.replace(/[^A-Za-z0-9._-]/g, "_")}.ndjson`;
+    const file = AppendFile.open(join(this.dataDir, name), "the dead-letter file", "append");
+    return { journal: this.spool, deadLetter: file, close: () => file.close() };
+  }
+
+  feed(destinations: readonly Destination[], makeJob: JobMaker): Map<Destination, JobInput> {
+    return new Map(
+      destinations.map((destination) => {
+        const reader = this.spool.reader();
+        this.readers.push(reader);
+        return [destination, { jobs: jobsOf(reader, destination, makeJob, destination === destinations[0]), stop: () => reader.stop() }];
+      }),
+    );
+  }
+
+  health(): Record<string, unknown> {
+    return { spool: { depth: this.spool.depth, bytes: this.spool.bytes, ...(this.quarantined === undefined ? {} : { quarantined: this.quarantined }) } };
+  }
+
+  addMetrics(registry: Registry): void {
+    registry.gauge("wh_serve_spool_depth", "Events accepted and not yet ended.", () => this.spool.depth);
+    registry.gauge("wh_serve_spool_bytes", "Bytes of the spool's files.", () => this.spool.bytes);
+  }
+
+  async refreshMetrics(): Promise<void> {
+    // Every figure is in memory.
+  }
+
+  async close(): Promise<void> {
+    for (const reader of this.readers) reader.stop();
+    this.spool.close();
+  }
+}
+
+/**
+ * A destination's jobs from a spool reader: the events of its source (makeJob says whose each is),
+ * and, for the first destination (`strays`), records that cannot be read, to be dead-lettered once.
+ */
+async function* jobsOf(reader: SpoolReader, destination: Destination, makeJob: JobMaker, strays: boolean): AsyncIterable<DeliveryJob[]> {
+  for await (const records of reader) {
+    const jobs: DeliveryJob[] = [];
+    for (const record of records) {
+      const held = record.attached as AcceptedEvent | undefined;
+      const stored = held?.stored ?? readStored(record.text);
+      if (typeof stored === "string") {
+        if (strays) jobs.push({ number: record.seq, original: record.text, prepared: { ok: false, kind: "invalid-message", error: `the spool's record cannot be read: ${stored}` }, label: `record ${record.seq}` });
+        continue;
+      }
+      const made = makeJob(record.seq, stored, held?.prepared);
+      if (made.destination === destination) jobs.push(made.job);
+    }
+    if (jobs.length > 0) yield jobs;
+  }
+}
