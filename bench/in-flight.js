@@ -10,28 +10,15 @@
 // A run's rate from first to last event includes its first seconds, while Node compiles the code
 // that is hot and the first 512 requests, started together, still come back together: so the 512
 // figures are also given after the first two seconds, as the receiver counted them, second by second.
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { generateEvents } from "./generate.js";
+import { startReceiverProcess } from "./receiver-process.js";
 import { runUndiciLoop, runWh } from "./wh-process.js";
 
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
 const DELAY_MS = 50;
 const SLOW_DELAY_MS = 200;
-
-async function startReceiver(delayMs) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url)), String(delayMs)], { stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const { port } = JSON.parse((await lines.next()).value);
-  /** The requests answered in each second since the last call (bench/receiver.js, SIGUSR2). */
-  const perSecond = async () => {
-    child.kill("SIGUSR2");
-    return JSON.parse((await lines.next()).value).perSecond;
-  };
-  return { url: `http://127.0.0.1:${port}/hook`, perSecond, stop: () => child.kill("SIGTERM") };
-}
 
 const share = (rate, ceiling) => `${((rate / ceiling) * 100).toFixed(1)}%`;
 
@@ -60,8 +47,8 @@ async function replay(file, url, concurrency) {
 }
 
 mkdirSync(dataDir, { recursive: true });
-const receiver = await startReceiver(DELAY_MS);
-const slowReceiver = await startReceiver(SLOW_DELAY_MS);
+const receiver = await startReceiverProcess({ delayMs: DELAY_MS });
+const slowReceiver = await startReceiverProcess({ delayMs: SLOW_DELAY_MS });
 try {
   await replay(await eventsFile(50_000), receiver.url, 512);
   await receiver.perSecond();
@@ -91,6 +78,5 @@ try {
   const { summary } = await replay(await eventsFile(slowEvents), slowReceiver.url, 512);
   console.log(`            --concurrency 512, ${slowEvents} events, receiver after ${SLOW_DELAY_MS} ms: ${summary.eventsPerSecond} events/s = ${share(summary.eventsPerSecond, slowCeiling)} of the ${slowCeiling} events/s latency allows`);
 } finally {
-  receiver.stop();
-  slowReceiver.stop();
+  await Promise.all([receiver.stop(), slowReceiver.stop()]);
 }

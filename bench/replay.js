@@ -1,13 +1,13 @@
 // Replay side by side with plain load generators on the same receiver (autocannon, and wrk when
 // it is installed) and with a bare undici loop (bench/undici-loop.js): requests/s and µs of CPU
 // per request for each, taking turns round by round; then replay's peak RSS on 1,000,000 events.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { generateEvents, sampleBody } from "./generate.js";
+import { startReceiverProcess } from "./receiver-process.js";
 import { runUndiciLoop, runWh } from "./wh-process.js";
 
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
@@ -15,19 +15,6 @@ const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const RSS_EVENTS = Number(process.env.BENCH_RSS_EVENTS ?? 1_000_000);
 const CONCURRENCY = 64;
 const SECRET = "bench-secret";
-
-async function startReceiver() {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const { port } = JSON.parse((await lines.next()).value);
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    async stop() {
-      child.kill("SIGTERM");
-      await lines.next();
-    },
-  };
-}
 
 async function runReplay(file, url) {
   for (const leftover of [`${file}.wh-journal`, `${file}.failed.ndjson`]) rmSync(leftover, { force: true });
@@ -83,7 +70,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 
-const receiver = await startReceiver();
+const receiver = await startReceiverProcess();
 try {
   // They take turns, each round after a pause: whatever the machine is doing at one moment
   // weighs on all of them, and the figures are the medians of the rounds.
