@@ -36,3 +36,40 @@ export function sampleBody() {
     timestamp: "2026-11-21T09:30:08.276Z",
   });
 }
+
+/**
+ * A batch as an app's Segment SDK posts it to wh serve: `size` track events of about 0.9 KB each
+ * (an order with two products; analytics.js's context), ten users with ten events each. Every
+ * messageId and userId holds `id` (autocannon's `[<id>]`, replaced per request when its
+ * idReplacement is on), so no event is ever dropped as a duplicate.
+ */
+export function trackingBatch(size, id) {
+  const now = new Date().toISOString();
+  const batch = Array.from({ length: size }, (_, index) => ({
+    type: "track",
+    event: "Order Completed",
+    userId: `user-${id}-${index % 10}`,
+    anonymousId: "a3c8e1f2-5b7d-4e9a-8c6f-1d2e3f4a5b6c",
+    messageId: `ajs-next-${id}-${index}`,
+    timestamp: now,
+    properties: {
+      orderId: `o-${index}`,
+      total: 25.5,
+      revenue: 22,
+      currency: "EUR",
+      products: [
+        { product_id: "507f1f77bcf86cd799439011", sku: "45790-32", name: "Monopoly: 3rd Edition", price: 19, quantity: 1, category: "Games" },
+        { product_id: "505bd76785ebb509fc183733", sku: "46493-32", name: "Uno Card Game", price: 3, quantity: 2, category: "Games" },
+      ],
+    },
+    context: {
+      ip: "203.0.113.7",
+      library: { name: "analytics.js", version: "next-1.70.0" },
+      locale: "en-US",
+      page: { path: "/checkout", referrer: "https://shop.example.com/cart", search: "", title: "Checkout", url: "https://shop.example.com/checkout" },
+      userAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+      timezone: "Europe/Amsterdam",
+    },
+  }));
+  return { batch, sentAt: now };
+}

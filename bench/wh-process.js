@@ -50,24 +50,47 @@ function runMeasured(scriptAndArgs, env = {}) {
   });
 }
 
-/** Starts `wh --json --quiet serve --port 0 …args` and resolves once it listens, with its URL. */
+/**
+ * Starts `wh --json --quiet serve --port 0 …args` and resolves once it listens, with its URL and
+ * its process id (for bench/proc-stat.js).
+ */
 export async function startServeProcess(args) {
   const child = spawn(process.execPath, ["bin/wh.cjs", "--json", "--quiet", "serve", "--port", "0", "--max-body", "2mb", ...args], {
     cwd: root,
     env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  const closed = once(child, "close");
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const { listening } = JSON.parse((await lines.next()).value);
+  let listening;
+  while (listening === undefined) {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`wh serve ${args.join(" ")} ended before it listened`);
+    listening = JSON.parse(value).listening;
+  }
   // The rest of stdout (one record per request and delivery) is read and dropped.
   (async () => {
     for await (const _ of lines);
   })();
   return {
     url: listening,
+    pid: child.pid,
+    /** SIGTERM: as Ctrl-C, which gives deliveries in flight up to 5 s. */
     async stop() {
       child.kill("SIGTERM");
-      await once(child, "close");
+      await closed;
+    },
+    /** SIGKILL, when what it holds no longer matters. */
+    async kill() {
+      child.kill("SIGKILL");
+      await closed;
     },
   };
+}
+
+/** A sample of wh serve's /metrics, `name` with its labels as printed (`wh_serve_spool_depth`); NaN when absent. */
+export async function serveMetric(url, name) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split("\n").find((each) => each.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
 }
