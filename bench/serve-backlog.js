@@ -1,0 +1,96 @@
+// wh serve's memory with a backlog: its webhook down (a receiver in its own process answering 503
+// with Retry-After: 1) and --retry-window 1h, autocannon posts batches of 100 events as an SDK
+// sends them (bench/generate.js), 4 connections, until WAITING events are accepted; then
+//   1. the peak RSS of the process that accepted them (VmHWM, /proc/<pid>/status);
+//   2. stopped (SIGTERM) and started again on the same data directory, the webhook still down: the
+//      peak RSS of the new process, from its start to 3 s after it listens (recovering the spool);
+//   3. the webhook comes back (the receiver answers 200 at once): the time until the spool is
+//      empty (wh_serve_spool_depth 0) and the peak RSS while it drains, the peak counted afresh.
+// WAITING is BENCH_SERVE_WAITING (default 300,000: about a third of a GB spooled).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { trackingBatch } from "./generate.js";
+import { peakRssMb, resetPeakRss } from "./proc-stat.js";
+import { startReceiverProcess } from "./receiver-process.js";
+import { serveMetric, startServeProcess } from "./wh-process.js";
+
+const WAITING = Number(process.env.BENCH_SERVE_WAITING ?? 300_000);
+const BATCH = 100;
+const CONNECTIONS = 4;
+const RECOVERY_MS = 3_000;
+/** The drain is given up when the spool's depth has not moved for this long. */
+const STALL_MS = 60_000;
+const body = JSON.stringify(trackingBatch(BATCH, "[<id>]"));
+const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const secondsSince = (startedMs) => (performance.now() - startedMs) / 1000;
+
+/** Posts until wh serve says it has accepted `count` events: a refused request is posted again. */
+async function fill(serve, count) {
+  let accepted = 0;
+  while (accepted < count) {
+    await autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, amount: Math.ceil((count - accepted) / BATCH), body, headers, idReplacement: true });
+    const now = await serveMetric(serve.url, "wh_serve_events_accepted_total");
+    if (!(now > accepted)) throw new Error(`wh serve accepts no more events (${accepted} accepted)`);
+    accepted = now;
+  }
+  return accepted;
+}
+
+/** Waits until the spool is empty; resolves with how many events were still waiting at the end. */
+async function drain(serve) {
+  let depth = await serveMetric(serve.url, "wh_serve_spool_depth");
+  let movedMs = performance.now();
+  while (depth > 0 && performance.now() - movedMs < STALL_MS) {
+    await sleep(250);
+    const now = await serveMetric(serve.url, "wh_serve_spool_depth");
+    if (now !== depth) movedMs = performance.now();
+    depth = now;
+  }
+  if (Number.isNaN(depth)) throw new Error("wh serve's /metrics has no wh_serve_spool_depth");
+  return depth;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "wh-bench-backlog-"));
+const webhook = await startReceiverProcess({ status: 503 });
+const args = ["--url", webhook.url, "--data-dir", dir, "--retry-window", "1h"];
+let serve;
+try {
+  serve = await startServeProcess(args);
+  const fillStarted = performance.now();
+  const accepted = await fill(serve, WAITING);
+  const fillSeconds = secondsSince(fillStarted);
+  const fillPeak = peakRssMb(serve.pid);
+  const spoolMb = (await serveMetric(serve.url, "wh_serve_spool_bytes")) / 1e6;
+  await serve.stop();
+
+  const restarted = performance.now();
+  serve = await startServeProcess(args);
+  const listenSeconds = secondsSince(restarted);
+  await sleep(RECOVERY_MS);
+  const waiting = await serveMetric(serve.url, "wh_serve_spool_depth");
+  const restartPeak = peakRssMb(serve.pid);
+
+  resetPeakRss(serve.pid);
+  webhook.answerOk();
+  const drainStarted = performance.now();
+  const left = await drain(serve);
+  const drainSeconds = secondsSince(drainStarted);
+  const drainPeak = peakRssMb(serve.pid);
+  const delivered = await serveMetric(serve.url, 'wh_serve_events_total{outcome="delivered"}');
+
+  const mb = (value) => `${value.toFixed(1)} MB`;
+  console.log(`serve backlog (node bench/serve-backlog.js; BENCH_SERVE_WAITING=${WAITING}): webhook down (503, Retry-After: 1), --retry-window 1h, batches of ${BATCH} events of ${Math.round(body.length / BATCH)} bytes, ${CONNECTIONS} connections; peak RSS = VmHWM of wh serve's process (target < 250 MB in each phase)`);
+  console.log(`  filling:    ${accepted} events accepted in ${fillSeconds.toFixed(1)} s (${Math.round(accepted / fillSeconds)} events/s), spool ${spoolMb.toFixed(0)} MB on disk; peak RSS ${mb(fillPeak)}`);
+  console.log(`  restarting: on that spool, webhook still down: listening after ${listenSeconds.toFixed(1)} s, ${waiting} events waiting; peak RSS to ${RECOVERY_MS / 1000} s after listening ${mb(restartPeak)}`);
+  console.log(
+    `  draining:   webhook back (200 at once): ${left === 0 ? `spool empty after ${drainSeconds.toFixed(1)} s (${Math.round(waiting / drainSeconds)} events/s)` : `${left} events still waiting after ${drainSeconds.toFixed(1)} s, none delivered in the last ${STALL_MS / 1000} s`}, ${delivered} delivered; peak RSS while draining ${mb(drainPeak)}`,
+  );
+} finally {
+  await serve?.kill();
+  await webhook.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
