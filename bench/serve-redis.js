@@ -1,6 +1,10 @@
 // wh serve with Redis Streams as its queue: accepted and delivered events/s with one process and
 // with three, against one redis-server (appendonly yes, appendfsync everysec: Redis's usual
-// durable setting). Skipped, with a line saying so, when redis-server is not installed.
+// durable setting), autocannon posting batches of 100 events as an SDK sends them
+// (bench/generate.js). Beside them, in the same run and on the same server, the yardsticks for
+// accepting: a bare node-redis loop of one XADD per event, each awaited before the next (no
+// pipelining), and the same loop with one MULTI of 100 XADDs per batch, which is what wh sends per
+// request. Skipped, with a line saying so, when redis-server is not installed.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,11 +13,16 @@ import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { startServeProcess } from "./wh-process.js";
+import { createClient } from "redis";
+import { trackingBatch } from "./generate.js";
+import { serveMetric, startServeProcess } from "./wh-process.js";
 
 const DURATION_S = Number(process.env.BENCH_SERVE_SECONDS ?? 10);
+const LOOP_SECONDS = Math.min(5, DURATION_S);
 const BATCH = 100;
 const auth = `Basic ${Buffer.from("bench:").toString("base64")}`;
+// autocannon puts a fresh id in place of each `[<id>]` of every request (idReplacement).
+const body = JSON.stringify(trackingBatch(BATCH, "[<id>]"));
 
 if (spawnSync("redis-server", ["--version"]).status !== 0) {
   console.log("serve redis: skipped (no redis-server: apt-get install redis-server)");
@@ -40,6 +49,8 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
   await once(receiver, "listening");
   const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
   try {
+    const loop = await xaddLoop(`redis://127.0.0.1:${port}/0`, "each");
+    const multiLoop = await xaddLoop(`redis://127.0.0.1:${port}/0`, "multi");
     for (const [processes, db] of [
       [1, 1],
       [3, 2],
@@ -51,17 +62,15 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
       for (let index = 0; index < processes; index += 1) serves.push(await startServe(queue, hook));
       // Let the forwarders share the partitions before the load starts.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
-      const body = JSON.stringify({ batch: Array.from({ length: BATCH }, (_, index) => ({ type: "track", userId: `user-${index % 1000}`, event: "Order Completed", properties: { total: 99.5 } })) });
       const started = Date.now();
       const results = await Promise.all(
-        serves.map((serve) => autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: Math.ceil(16 / processes), duration: DURATION_S, body, headers: { "content-type": "application/json", authorization: auth } })),
+        serves.map((serve) => autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: Math.ceil(16 / processes), duration: DURATION_S, body, headers: { "content-type": "application/json", authorization: auth }, idReplacement: true })),
       );
       const acceptSeconds = (Date.now() - started) / 1000;
       const refused = results.reduce((sum, result) => sum + result.non2xx, 0);
       // What the processes say they accepted (autocannon does not count the requests its end cut
       // off, which the server may still have taken): read until every accepted event has arrived.
-      const acceptedNow = async () =>
-        (await Promise.all(serves.map(async (serve) => Number(/^wh_serve_events_accepted_total (\d+)$/m.exec(await (await fetch(`${serve.url}/metrics`)).text())?.[1] ?? 0)))).reduce((sum, count) => sum + count, 0);
+      const acceptedNow = async () => (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
       let accepted = await acceptedNow();
       while (ids.size < accepted && Date.now() - lastDelivery < 10_000) {
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -72,12 +81,47 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
         `serve redis: ${processes} process${processes === 1 ? "" : "es"}: ${Math.round(accepted / acceptSeconds)} events/s accepted (batches of ${BATCH}, ${DURATION_S} s), ${Math.round(ids.size / deliverSeconds)} events/s delivered (${ids.size} of ${accepted} in ${deliverSeconds.toFixed(1)} s, ${delivered - ids.size} duplicates); ${refused} requests refused`,
       );
       await Promise.all(serves.map((serve) => serve.stop()));
+      if (processes === 1) {
+        const rate = accepted / acceptSeconds;
+        console.log(
+          `serve redis accept (node bench/serve-redis.js; BENCH_SERVE_SECONDS=${DURATION_S}): wh serve --queue, 1 process, 16 connections, ${Math.round(rate)} events/s accepted; the bare loops on the same redis-server, ${LOOP_SECONDS} s each: one XADD per event awaited in turn ${Math.round(loop)} events/s (wh ${(rate / loop).toFixed(2)}×), one MULTI of ${BATCH} XADDs per batch awaited in turn ${Math.round(multiLoop)} events/s (wh ${(rate / multiLoop).toFixed(2)}×)`,
+        );
+      }
     }
   } finally {
     receiver.close();
     redis.kill("SIGTERM");
     await once(redis, "exit");
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The bare node-redis loop for LOOP_SECONDS: each event of each batch serialised and XADDed, one
+ * command awaited at a time ("each"), or one MULTI per batch awaited at a time ("multi"). Resolves
+ * with its events/s.
+ */
+async function xaddLoop(url, shape) {
+  const client = await createClient({ url }).connect();
+  const stream = "bench:xadd";
+  let events = 0;
+  const started = performance.now();
+  try {
+    while (performance.now() - started < LOOP_SECONDS * 1000) {
+      const { batch } = trackingBatch(BATCH, `loop-${events}`);
+      if (shape === "multi") {
+        const multi = client.multi();
+        for (const event of batch) multi.xAdd(stream, "*", { r: JSON.stringify(event) });
+        await multi.exec();
+      } else {
+        for (const event of batch) await client.xAdd(stream, "*", { r: JSON.stringify(event) });
+      }
+      events += batch.length;
+    }
+    return (events * 1000) / (performance.now() - started);
+  } finally {
+    await client.del(stream);
+    await client.close();
   }
 }
 
