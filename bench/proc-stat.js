@@ -15,9 +15,14 @@ export function cpuUs(pid) {
   return (ticks * 1e6) / TICKS_PER_SECOND;
 }
 
+/** The resident set now (VmRSS), in MB. */
+export const rssMb = (pid) => statusMb(pid, "VmRSS");
+
 /** The peak resident set since the process started, or since the last resetPeakRss (VmHWM), in MB. */
-export function peakRssMb(pid) {
-  const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+export const peakRssMb = (pid) => statusMb(pid, "VmHWM");
+
+function statusMb(pid, field) {
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
   return kb / 1024;
 }
 

@@ -5,14 +5,15 @@
 //   2. stopped (SIGTERM) and started again on the same data directory, the webhook still down: the
 //      peak RSS of the new process, from its start to 3 s after it listens (recovering the spool);
 //   3. the webhook comes back (the receiver answers 200 at once): the time until the spool is
-//      empty (wh_serve_spool_depth 0) and the peak RSS while it drains, the peak counted afresh.
+//      empty (wh_serve_spool_depth 0) and the peak RSS while it drains, counted afresh from what
+//      was resident when it began.
 // WAITING is BENCH_SERVE_WAITING (default 300,000: about a third of a GB spooled).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { trackingBatch } from "./generate.js";
-import { peakRssMb, resetPeakRss } from "./proc-stat.js";
+import { peakRssMb, resetPeakRss, rssMb } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
@@ -74,6 +75,7 @@ try {
   const waiting = await serveMetric(serve.url, "wh_serve_spool_depth");
   const restartPeak = peakRssMb(serve.pid);
 
+  const drainFromMb = rssMb(serve.pid);
   resetPeakRss(serve.pid);
   webhook.answerOk();
   const drainStarted = performance.now();
@@ -87,7 +89,7 @@ try {
   console.log(`  filling:    ${accepted} events accepted in ${fillSeconds.toFixed(1)} s (${Math.round(accepted / fillSeconds)} events/s), spool ${spoolMb.toFixed(0)} MB on disk; peak RSS ${mb(fillPeak)}`);
   console.log(`  restarting: on that spool, webhook still down: listening after ${listenSeconds.toFixed(1)} s, ${waiting} events waiting; peak RSS to ${RECOVERY_MS / 1000} s after listening ${mb(restartPeak)}`);
   console.log(
-    `  draining:   webhook back (200 at once): ${left === 0 ? `spool empty after ${drainSeconds.toFixed(1)} s (${Math.round(waiting / drainSeconds)} events/s)` : `${left} events still waiting after ${drainSeconds.toFixed(1)} s, none delivered in the last ${STALL_MS / 1000} s`}, ${delivered} delivered; peak RSS while draining ${mb(drainPeak)}`,
+    `  draining:   webhook back (200 at once): ${left === 0 ? `spool empty after ${drainSeconds.toFixed(1)} s (${Math.round(waiting / drainSeconds)} events/s)` : `${left} events still waiting after ${drainSeconds.toFixed(1)} s, none delivered in the last ${STALL_MS / 1000} s`}, ${delivered} delivered; peak RSS while draining ${mb(drainPeak)} (resident when it began: ${mb(drainFromMb)})`,
   );
 } finally {
   await serve?.kill();
