@@ -40,8 +40,7 @@ export function sampleBody() {
 /**
  * A batch as an app's Segment SDK posts it to wh serve: `size` track events of about 0.9 KB each
  * (an order with two products; analytics.js's context), ten users with ten events each. Every
- * messageId and userId holds `id` (autocannon's `[<id>]`, replaced per request when its
- * idReplacement is on), so no event is ever dropped as a duplicate.
+ * messageId and userId holds `id`, so batches of different ids hold no duplicates.
  */
 export function trackingBatch(size, id) {
   const now = new Date().toISOString();
@@ -72,4 +71,21 @@ export function trackingBatch(size, id) {
     },
   }));
   return { batch, sentAt: now };
+}
+
+/**
+ * autocannon's `requests` for posting trackingBatch(size) with an id of its own in every request,
+ * so wh serve never drops an event as a duplicate. The body is cut once where the id goes and
+ * joined around a counter per request: autocannon's own idReplacement rebuilds each request with a
+ * regular expression, which spent 0.2 of a core at 65,000 events/s on this 2-core machine.
+ */
+export function uniqueBatchRequests(size) {
+  const parts = JSON.stringify(trackingBatch(size, "@id@")).split("@id@");
+  let requests = 0;
+  const setupRequest = (request) => {
+    requests += 1;
+    request.body = parts.join(`r${requests.toString(36)}`);
+    return request;
+  };
+  return [{ method: "POST", setupRequest }];
 }

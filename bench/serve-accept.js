@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { trackingBatch } from "./generate.js";
+import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { cpuUs } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
 import { startServeProcess } from "./wh-process.js";
@@ -25,8 +25,8 @@ const BATCH = 100;
 const CONNECTIONS = 16;
 const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-// autocannon puts a fresh id in place of each `[<id>]` of every request (idReplacement).
-const body = JSON.stringify(trackingBatch(BATCH, "[<id>]"));
+const requests = uniqueBatchRequests(BATCH);
+const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
 
 /** bench/bare-spool-server.js in its own process, appending to `file`. */
@@ -43,7 +43,7 @@ async function startBareServer(file) {
   };
 }
 
-const post = (url, seconds) => autocannon({ url: `${url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, body, headers, idReplacement: true });
+const post = (url, seconds) => autocannon({ url: `${url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, requests, headers });
 
 /**
  * One run against a started server: a second of warm-up, then SECONDS measured. With `receiver`,
@@ -103,7 +103,7 @@ const shares = runs.up.map((run) => run.deliveredShare);
 const percent = (share) => `${Math.round(share * 100)}%`;
 
 console.log(
-  `serve accept (node bench/serve-accept.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): batches of ${BATCH} events of ${Math.round(body.length / BATCH)} bytes, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns; CPU = user + system of the server's process per event answered 200`,
+  `serve accept (node bench/serve-accept.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): batches of ${BATCH} events of ${eventBytes} bytes, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns; CPU = user + system of the server's process per event answered 200`,
 );
 console.log(`  bare spool server         ${figures("bare")}  (parse, one line per event, group fdatasync)`);
 console.log(`  wh serve, webhook down    ${figures("down")}  (the forwarder waiting: accepting alone; target <= 10 µs)`);

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { trackingBatch } from "./generate.js";
+import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { peakRssMb, resetPeakRss, rssMb } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
@@ -23,7 +23,8 @@ const CONNECTIONS = 4;
 const RECOVERY_MS = 3_000;
 /** The drain is given up when the spool's depth has not moved for this long. */
 const STALL_MS = 60_000;
-const body = JSON.stringify(trackingBatch(BATCH, "[<id>]"));
+const requests = uniqueBatchRequests(BATCH);
+const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,7 +34,7 @@ const secondsSince = (startedMs) => (performance.now() - startedMs) / 1000;
 async function fill(serve, count) {
   let accepted = 0;
   while (accepted < count) {
-    await autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, amount: Math.ceil((count - accepted) / BATCH), body, headers, idReplacement: true });
+    await autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, amount: Math.ceil((count - accepted) / BATCH), requests, headers });
     const now = await serveMetric(serve.url, "wh_serve_events_accepted_total");
     if (!(now > accepted)) throw new Error(`wh serve accepts no more events (${accepted} accepted)`);
     accepted = now;
@@ -85,7 +86,7 @@ try {
   const delivered = await serveMetric(serve.url, 'wh_serve_events_total{outcome="delivered"}');
 
   const mb = (value) => `${value.toFixed(1)} MB`;
-  console.log(`serve backlog (node bench/serve-backlog.js; BENCH_SERVE_WAITING=${WAITING}): webhook down (503, Retry-After: 1), --retry-window 1h, batches of ${BATCH} events of ${Math.round(body.length / BATCH)} bytes, ${CONNECTIONS} connections; peak RSS = VmHWM of wh serve's process (target < 250 MB in each phase)`);
+  console.log(`serve backlog (node bench/serve-backlog.js; BENCH_SERVE_WAITING=${WAITING}): webhook down (503, Retry-After: 1), --retry-window 1h, batches of ${BATCH} events of ${eventBytes} bytes, ${CONNECTIONS} connections; peak RSS = VmHWM of wh serve's process (target < 250 MB in each phase)`);
   console.log(`  filling:    ${accepted} events accepted in ${fillSeconds.toFixed(1)} s (${Math.round(accepted / fillSeconds)} events/s), spool ${spoolMb.toFixed(0)} MB on disk; peak RSS ${mb(fillPeak)}`);
   console.log(`  restarting: on that spool, webhook still down: listening after ${listenSeconds.toFixed(1)} s, ${waiting} events waiting; peak RSS to ${RECOVERY_MS / 1000} s after listening ${mb(restartPeak)}`);
   console.log(

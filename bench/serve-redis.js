@@ -14,15 +14,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createClient } from "redis";
-import { trackingBatch } from "./generate.js";
+import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
 const DURATION_S = Number(process.env.BENCH_SERVE_SECONDS ?? 10);
 const LOOP_SECONDS = Math.min(5, DURATION_S);
 const BATCH = 100;
 const auth = `Basic ${Buffer.from("bench:").toString("base64")}`;
-// autocannon puts a fresh id in place of each `[<id>]` of every request (idReplacement).
-const body = JSON.stringify(trackingBatch(BATCH, "[<id>]"));
+const requests = uniqueBatchRequests(BATCH);
+const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 
 if (spawnSync("redis-server", ["--version"]).status !== 0) {
   console.log("serve redis: skipped (no redis-server: apt-get install redis-server)");
@@ -64,7 +64,7 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       const started = Date.now();
       const results = await Promise.all(
-        serves.map((serve) => autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: Math.ceil(16 / processes), duration: DURATION_S, body, headers: { "content-type": "application/json", authorization: auth }, idReplacement: true })),
+        serves.map((serve) => autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: Math.ceil(16 / processes), duration: DURATION_S, requests, headers: { "content-type": "application/json", authorization: auth } })),
       );
       const acceptSeconds = (Date.now() - started) / 1000;
       const refused = results.reduce((sum, result) => sum + result.non2xx, 0);
@@ -84,7 +84,7 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
       if (processes === 1) {
         const rate = accepted / acceptSeconds;
         console.log(
-          `serve redis accept (node bench/serve-redis.js; BENCH_SERVE_SECONDS=${DURATION_S}): wh serve --queue, 1 process, 16 connections, ${Math.round(rate)} events/s accepted; the bare loops on the same redis-server, ${LOOP_SECONDS} s each: one XADD per event awaited in turn ${Math.round(loop)} events/s (wh ${(rate / loop).toFixed(2)}×), one MULTI of ${BATCH} XADDs per batch awaited in turn ${Math.round(multiLoop)} events/s (wh ${(rate / multiLoop).toFixed(2)}×)`,
+          `serve redis accept (node bench/serve-redis.js; BENCH_SERVE_SECONDS=${DURATION_S}): wh serve --queue, 1 process, 16 connections, batches of ${BATCH} events of ${eventBytes} bytes, ${Math.round(rate)} events/s accepted; the bare loops on the same redis-server, ${LOOP_SECONDS} s each: one XADD per event awaited in turn ${Math.round(loop)} events/s (wh ${(rate / loop).toFixed(2)}×), one MULTI of ${BATCH} XADDs per batch awaited in turn ${Math.round(multiLoop)} events/s (wh ${(rate / multiLoop).toFixed(2)}×)`,
         );
       }
     }
