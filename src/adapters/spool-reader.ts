@@ -37,6 +37,11 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
     }
   }
 
+  /** The next record it will read: the records before it were handed over (or had ended). */
+  get position(): number {
+    return this.seq;
+  }
+
   /** Ends the reading: the iteration returns (at once if it waits for records). */
   stop(): void {
     this.stopped = true;

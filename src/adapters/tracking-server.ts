@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createGunzip, createInflate } from "node:zlib";
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
+import { LoopTurns } from "./loop-turns.js";
 import { basicAuthWriteKey, trackingCall } from "../core/message/tracking.js";
 import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
@@ -68,8 +69,11 @@ class BodyError extends Error {
  * engine's (`accept`).
  */
 export async function startTrackingServer(options: TrackingServerOptions): Promise<TrackingServer> {
+  // Parsing and accepting a batch is a few milliseconds of work: one request per turn of the
+  // loop, so deliveries in flight are answered between two requests, not after all of them.
+  const turns = new LoopTurns();
   const server = createServer((request, response) => {
-    handle(request, response, options).catch((error: unknown) => {
+    handle(request, response, options, turns).catch((error: unknown) => {
       answer(response, { status: 500, body: { success: false, message: error instanceof Error ? error.message : String(error) } });
     });
   });
@@ -89,7 +93,7 @@ export async function startTrackingServer(options: TrackingServerOptions): Promi
   };
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions): Promise<void> {
+async function handle(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions, turns: LoopTurns): Promise<void> {
   const path = (request.url ?? "/").split("?")[0] as string;
   // The operator's paths answer without CORS: a web page has no business reading them.
   if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request, false);
@@ -115,6 +119,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     if (!(error instanceof BodyError)) throw error;
     return refuse(response, request, options, path, error.status, error.message);
   }
+  await turns.next();
   const parsed = parseJson(text);
   if (!parsed.ok) return refuse(response, request, options, path, 400, `the body is not JSON: ${parsed.error}`);
   const inexact = inexactNumberProblem(text);

@@ -83,7 +83,16 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       host: options.host,
       port: options.port,
       maxBodyBytes: options.maxBodyBytes,
-      accept: createAccept({ sources, bySource: options.bySource, accepting: options.role !== "forward", store, metrics, stamps, onRequest: options.onRequest }),
+      accept: createAccept({
+        sources,
+        bySource: options.bySource,
+        accepting: options.role !== "forward",
+        store,
+        metrics,
+        stamps,
+        admit: () => paced(store, () => forwarding !== undefined && forwarding.retrying() === 0),
+        onRequest: options.onRequest,
+      }),
       onRefused: (path, answer) => {
         metrics.requests.inc({ status: String(answer.status) });
         options.onRequest?.({ path: untrusted(path), status: answer.status, source: undefined, accepted: 0, duplicates: 0, message: untrusted(String(answer.body.message)) });
@@ -105,6 +114,23 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     return stop(forwarding, store);
   })();
   return { url: listening.url, port: listening.port, recovered: store.recovered, dataDir: options.dataDir, done };
+}
+
+/** Accepted events a forwarder may lag behind while its webhook keeps up, before accepting waits for it. */
+const MAX_LAG = 2_000;
+/** The longest a request waits for the forwarder: past it, it is accepted all the same. */
+const MAX_PACE_MS = 1_000;
+
+/**
+ * Pacing: while the webhook keeps up (nothing waits to retry) but its forwarder falls behind what
+ * is accepted, a request waits for the forwarder to catch up, for at most MAX_PACE_MS. On one
+ * core, accepting at full speed would otherwise starve the deliveries (3% of what was accepted
+ * was delivered meanwhile) and only grow the backlog. While deliveries fail, the spool takes
+ * everything: that is what it is for.
+ */
+async function paced(store: EventStore, keepingUp: () => boolean): Promise<void> {
+  const until = Date.now() + MAX_PACE_MS;
+  while ((store.lag() ?? 0) > MAX_LAG && keepingUp() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
 function openStore(options: ServeOptions, onRecovered: (stored: StoredEvent) => void): Promise<EventStore> {

@@ -42,6 +42,8 @@ export interface AcceptOptions {
   store: EventStore;
   metrics: ServeMetrics;
   stamps: MessageStamps;
+  /** Resolves when a request may be taken on (see startServe's pacing). */
+  admit?: (() => Promise<void>) | undefined;
   onRequest?: ((request: AcceptedRequest) => void) | undefined;
 }
 
@@ -62,6 +64,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
   return async (request) => {
     const base = { path: request.path, accepted: 0, duplicates: 0 };
     if (!options.accepting) return report({ ...base, status: 404, source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
+    await options.admit?.();
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
     const source = options.bySource ? sources.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : sources[0];

@@ -23,6 +23,11 @@ export interface EventStore {
    * event is). Called once, with every destination that forwards.
    */
   feed(destinations: readonly Destination[], makeJob: JobMaker): Map<Destination, JobInput>;
+  /**
+   * Events stored and not yet handed to their forwarder (the slowest, with several), when the
+   * store knows it locally; undefined otherwise (Redis: other processes forward too).
+   */
+  lag(): number | undefined;
   /** The store's part of /health. */
   health(): Record<string, unknown>;
   /** Adds the store's gauges to /metrics. */

@@ -90,6 +90,10 @@ export class RedisStore implements EventStore {
     return new Map([...queues].map(([destination, queue]) => [destination, { jobs: queue, stop: () => queue.end() }]));
   }
 
+  lag(): undefined {
+    return undefined;
+  }
+
   health(): Record<string, unknown> {
     return { queue: { url: this.queue.url, partitions: this.queue.partitions, owned: this.queue.ownedPartitions, consumer: this.queue.consumer } };
   }

@@ -79,6 +79,10 @@ export class SpoolStore implements EventStore {
     );
   }
 
+  lag(): number {
+    return this.readers.reduce((most, reader) => Math.max(most, this.spool.nextSeq - reader.position), 0);
+  }
+
   health(): Record<string, unknown> {
     return { spool: { depth: this.spool.depth, bytes: this.spool.bytes, ...(this.quarantined === undefined ? {} : { quarantined: this.quarantined }) } };
   }
