@@ -1,6 +1,7 @@
 import { ConfigError, WhError } from "../core/errors.js";
 import type { CliIo } from "./io.js";
 import { runCli } from "./program.js";
+import { TurnWriter } from "./turn-writer.js";
 
 /**
  * The one place that turns outcomes and errors into output and an exit code. The first Ctrl-C
@@ -12,10 +13,15 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if ((process.env.NO_COLOR ?? "") !== "" || argv.includes("--no-color")) process.env.FORCE_COLOR = "0";
   const controller = new AbortController();
+  // A TTY shows each line as it comes; a pipe or a file gets a turn's lines in one write.
+  const stdout = process.stdout.isTTY === true ? process.stdout : new TurnWriter(process.stdout);
   let interrupts = 0;
   const onSignal = (): void => {
     interrupts += 1;
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) {
+      if (stdout instanceof TurnWriter) stdout.flushNow();
+      process.exit(130);
+    }
     controller.abort();
   };
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -30,7 +36,7 @@ async function main(): Promise<void> {
   // A closed stderr loses the progress lines, never the run.
   process.stderr.on("error", () => undefined);
   const io: CliIo = {
-    stdout: process.stdout,
+    stdout,
     stderr: process.stderr,
     // Touching process.stdin sets up a TTY or pipe stream: only for the commands that read it.
     get stdin() {
