@@ -1,32 +1,14 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 import { hmacHex, lines, makeTempDir, removeTempDirs, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
 
 const SECRET = "capture-secret";
 
-/**
- * A real full disk: a 64 KB tmpfs, mounted here (it takes root). Where mounting is not allowed the
- * full-disk test is skipped with a line saying so, unless WH_REQUIRE_SERVICES=1 makes it a failure.
- */
-function mountSmallDisk(): string | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "wh-full-disk-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stdio: "pipe" });
-    return dir;
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    const why = `cannot mount a 64 KB tmpfs (it needs root): ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`;
-    if (process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1: ${why}`);
-    console.warn(`skipping the full-disk test of wh listen --out: ${why}`);
-    return undefined;
-  }
-}
-
-const smallDisk = mountSmallDisk();
+// A real full disk: a 64 KB tmpfs (it takes root; see test/helpers/tmpfs.ts for the skip).
+const mounted = mountTmpfs(64 * 1024);
+const smallDisk = typeof mounted === "string" ? undefined : mounted.dir;
 
 const running: WhProcess[] = [];
 afterEach(async () => {
@@ -36,10 +18,7 @@ afterEach(async () => {
   }
 });
 afterAll(async () => {
-  if (smallDisk !== undefined) {
-    execFileSync("umount", [smallDisk]);
-    await rm(smallDisk, { recursive: true, force: true });
-  }
+  if (typeof mounted !== "string") mounted.unmount();
   await removeTempDirs();
 });
 
