@@ -1,20 +1,14 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, killedAfterEach } from "./run-wh.js";
 
 const SECRET = "deep-secret";
 /** 5,000 arrays inside each other: valid JSON that overflows the stack of a recursive walk. */
 const DEEP = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
 const DEEP_OBJECT = `${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}`;
 
-const running: WhProcess[] = [];
-afterEach(async () => {
-  for (const wh of running.splice(0)) {
-    if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
-    await wh.exited;
-  }
-});
+const running = killedAfterEach();
 afterAll(removeTempDirs);
 
 async function post(url: string, body: string, signature?: string): Promise<{ status: number; text: string }> {
@@ -27,7 +21,7 @@ describe("JSON nested 5,000 deep", () => {
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
     const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
-    running.push(wh);
+    running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const good = '{"version":1,"type":"track","userId":"u1","event":"E","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
 

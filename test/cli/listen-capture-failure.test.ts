@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { mountTmpfs } from "../helpers/tmpfs.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, startWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
 
 const SECRET = "capture-secret";
 
@@ -10,13 +10,7 @@ const SECRET = "capture-secret";
 const mounted = mountTmpfs(64 * 1024);
 const smallDisk = typeof mounted === "string" ? undefined : mounted.dir;
 
-const running: WhProcess[] = [];
-afterEach(async () => {
-  for (const wh of running.splice(0)) {
-    if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
-    await wh.exited;
-  }
-});
+const running = killedAfterEach();
 afterAll(async () => {
   if (typeof mounted !== "string") mounted.unmount();
   await removeTempDirs();
@@ -32,7 +26,7 @@ async function post(url: string, text: string): Promise<number> {
 
 async function listen(out: string, cwd: string): Promise<{ wh: WhProcess; url: string }> {
   const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
-  running.push(wh);
+  running(wh);
   const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
   return { wh, url };
 }

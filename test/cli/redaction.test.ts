@@ -1,20 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type RunResult, type WhProcess } from "./run-wh.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type RunResult, killedAfterEach } from "./run-wh.js";
 
 /** Distinctive enough that any appearance in the output is a leak. */
 const LEAK = /LEAKED/;
 const SECRET = "redaction-secret";
 
-const running: WhProcess[] = [];
-afterEach(async () => {
-  for (const wh of running.splice(0)) {
-    if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
-    await wh.exited;
-  }
-});
+const running = killedAfterEach();
 afterAll(removeTempDirs);
 
 function expectNoLeak(result: Pick<RunResult, "stdout" | "stderr">): void {
@@ -66,7 +60,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
     const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
-    running.push(wh);
+    running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const body = '{"version":1,"type":"track","userId":"u1","event":"E","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
     const answer = await fetch(`${url}hook?token=LEAKED-1&x=1`, {
@@ -94,7 +88,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
     await app.close();
     const forwardTo = app.url.replace("http://", "http://user:pa55LEAKED@");
     const wh = await startWh(["listen", "--port", "0", "--forward-to", forwardTo, "--json"]);
-    running.push(wh);
+    running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const answer = await fetch(url, { method: "POST", body: '{"type":"track","userId":"u1","event":"E"}', headers: { "content-type": "application/json" } });
     expect(answer.status).toBe(502);

@@ -243,20 +243,25 @@ describe("our own shutdown is not a failure", () => {
   });
 });
 
+/** A replay of `invalid` lines then 300 events, stopped with Ctrl-C (exit 130) after 30 deliveries. */
+async function interruptedReplay(invalid: readonly string[]): Promise<{ dir: string; receiver: Awaited<ReturnType<typeof server>> }> {
+  const dir = await makeTempDir();
+  await writeFile(join(dir, "events.ndjson"), ndjson([...invalid, ...manyEvents(300, 7).map((event) => event.line)]));
+  let running: WhProcess | undefined;
+  const receiver = await server({
+    replies: (_request, index) => {
+      if (index === 30) running?.child.kill("SIGINT");
+      return { status: 200, delayMs: 3 };
+    },
+  });
+  running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir });
+  expect((await running.exited).code).toBe(130);
+  return { dir, receiver };
+}
+
 describe("the exit code and summary count the whole run", () => {
   it("exits 1 after a clean --resume when the interrupted part had invalid lines, and counts them", async () => {
-    const dir = await makeTempDir();
-    const events = manyEvents(300, 7);
-    await writeFile(join(dir, "events.ndjson"), ndjson(["not json", "{}", ...events.map((event) => event.line)]));
-    let running: WhProcess | undefined;
-    const receiver = await server({
-      replies: (_request, index) => {
-        if (index === 30) running?.child.kill("SIGINT");
-        return { status: 200, delayMs: 3 };
-      },
-    });
-    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir });
-    expect((await running.exited).code).toBe(130);
+    const { dir, receiver } = await interruptedReplay(["not json", "{}"]);
 
     const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume", "--json"], { cwd: dir });
 
@@ -271,18 +276,7 @@ describe("the exit code and summary count the whole run", () => {
   });
 
   it("says in the summary of a clean --resume that exits 1 that the whole run had invalid lines, and where they are", async () => {
-    const dir = await makeTempDir();
-    const events = manyEvents(300, 7);
-    await writeFile(join(dir, "events.ndjson"), ndjson(["not json", ...events.map((event) => event.line)]));
-    let running: WhProcess | undefined;
-    const receiver = await server({
-      replies: (_request, index) => {
-        if (index === 30) running?.child.kill("SIGINT");
-        return { status: 200, delayMs: 3 };
-      },
-    });
-    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir });
-    expect((await running.exited).code).toBe(130);
+    const { dir, receiver } = await interruptedReplay(["not json"]);
 
     const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
 

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -131,6 +132,24 @@ export function spawnWh(args: readonly string[], options: RunOptions & { cwd: st
     exited,
     waitForStdout: (predicate) => waitFor(() => stdout, predicate),
     waitForStderr: (predicate) => waitFor(() => stderr, predicate),
+  };
+}
+
+/**
+ * For a test file whose tests start long-running wh processes: call it once at the top; it
+ * returns `keep`, which registers a process to be killed (SIGKILL) after the test if it still runs.
+ */
+export function killedAfterEach(): (wh: WhProcess) => WhProcess {
+  const running: WhProcess[] = [];
+  afterEach(async () => {
+    for (const wh of running.splice(0)) {
+      if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
+      await wh.exited;
+    }
+  });
+  return (wh) => {
+    running.push(wh);
+    return wh;
   };
 }
 

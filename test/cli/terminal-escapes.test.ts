@@ -1,6 +1,6 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs, spawnWh, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
+import { lines, makeTempDir, removeTempDirs, spawnWh, startWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
 import { eventually, post, SECRET } from "./serve-helpers.js";
 
 /** An OSC window title, a clear screen, an 8-bit CSI and an 8-bit OSC: what a hostile sender puts in a field. */
@@ -8,13 +8,7 @@ const ATTACK = "u1\u001b]0;pwned\u0007\u001b[2J\u009b31m\u009d0;t\u0007\u202e";
 /** Bytes a terminal would act on; none may reach stdout or stderr raw. */
 const RAW_CONTROL = /[\u001b\u0007\u009b\u009d\u202e]/;
 
-const running: WhProcess[] = [];
-afterEach(async () => {
-  for (const wh of running.splice(0)) {
-    if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
-    await wh.exited;
-  }
-});
+const running = killedAfterEach();
 afterAll(removeTempDirs);
 
 /** Whether `value` holds `text` exactly, as a string anywhere inside. */
@@ -41,7 +35,7 @@ describe("text from senders on the terminal", () => {
 
   it.each([[[]], [["--json"]]])("wh listen %j prints a userId and event holding escape sequences inert", async (flags) => {
     const wh = await startWh(["listen", "--port", "0", ...flags]);
-    running.push(wh);
+    running(wh);
     const url = /listening on (\S+)/.exec(await wh.waitForStderr((text) => text.includes("listening on ")))?.[1] as string;
     const body = JSON.stringify({ type: "track", userId: ATTACK, event: `Order${ATTACK}`, messageId: ATTACK });
     expect((await post(url.replace(/\/$/, ""), "/hook", body)).status).toBe(200);
@@ -55,7 +49,7 @@ describe("text from senders on the terminal", () => {
   it.each([[[]], [["--json"]]])("wh serve %j prints a messageId and userId holding escape sequences inert", async (flags) => {
     const hook = await target();
     const wh = spawnWh([...flags, "serve", "--port", "0", "--url", hook.url, "--verbose"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
-    running.push(wh);
+    running(wh);
     const url = /tracking API on (\S+)/.exec(await wh.waitForStderr((text) => text.includes("tracking API on ")))?.[1] as string;
     const sent = await post(url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: ATTACK, event: "E", messageId: ATTACK }));
     expect(sent.status).toBe(200);
