@@ -118,6 +118,37 @@ describe("wh serve loses nothing it answered 200", () => {
     expect(new Set(delivered)).toEqual(new Set(accepted));
   }, 60_000);
 
+  it("keeps the acks of records past the first segment through two kill -9 restarts: nothing delivered is sent again", async () => {
+    const dir = await makeTempDir();
+    const dataDir = join(dir, "data");
+    const hook = await receiver();
+    const args = ["--url", hook.url, "--data-dir", dataDir, "--concurrency", "64"];
+    const first = await serve(args, dir);
+    // 25,000 events: three segments of the spool (10,000 records each), the last one open.
+    const batches = Array.from({ length: 250 }, (_, batch) => Array.from({ length: 100 }, (_, index) => ({ type: "track", userId: `u${index % 20}`, event: "Segmented", messageId: `s-${batch * 100 + index}` })));
+    for (let start = 0; start < batches.length; start += 10) {
+      const answers = await Promise.all(batches.slice(start, start + 10).map((batch) => post(first.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    }
+    await eventually(() => hook.requests.length >= 25_000, 60_000, "the 25,000 events");
+    // The acks of the last deliveries are written within a turn of the loop.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.child.kill("SIGKILL");
+    await first.exited;
+    for (const round of [1, 2]) {
+      const again = await serve(args, dir);
+      expect(JSON.parse(again.stdout().split("\n")[0] as string)).toMatchObject({ recovered: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(hook.requests.length, `restart ${round}`).toBe(25_000);
+      again.child.kill("SIGKILL");
+      await again.exited;
+    }
+    const last = await serve(args, dir);
+    expect((await post(last.url, "/v1/track", JSON.stringify({ userId: "u1", event: "After", messageId: "after-1" }), { authorization: basic("wk") })).status).toBe(200);
+    await eventually(() => hook.requests.length === 25_001, 10_000, "the event after the restarts");
+    expect(new Set(signedBodies(hook.requests).map((body) => body.messageId)).size).toBe(25_001);
+  }, 120_000);
+
   it("quarantines an unreadable spool record at start, says so, shows it in /health, and delivers every other event", async () => {
     const dir = await makeTempDir();
     const dataDir = join(dir, "data");

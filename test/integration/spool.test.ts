@@ -112,7 +112,16 @@ describe("Spool", () => {
 
   it("acks records past the first segment: across reopens only the records not ended come back, each once", async () => {
     const first = await open();
-    const seqs = await first.spool.append(Array.from({ length: 25_000 }, (_, index) => `r${index}`));
+    // Appended as three groups, so three segments (a segment is sealed after the group that fills it).
+    const seqs: number[] = [];
+    for (const [from, to] of [
+      [0, 10_000],
+      [10_000, 20_000],
+      [20_000, 25_000],
+    ] as const) {
+      seqs.push(...(await first.spool.append(Array.from({ length: to - from }, (_, index) => `r${from + index}`))));
+    }
+    expect(readdirSync(dir).filter((name) => name.endsWith(".ndjson"))).toHaveLength(3);
     // End all but three records, one in each segment (0-9999, 10000-19999, 20000-24999).
     for (const seq of seqs) if (![5, 12_345, 24_999].includes(seq)) first.spool.markFinished(seq);
     first.spool.flush();
