@@ -117,6 +117,18 @@ describe("prepareMessage: the outbound body of each type", () => {
   });
 });
 
+describe("prepareMessage: null for what the app did not give, as Segment's SDKs send it", () => {
+  it("reads null name, category, properties, traits, context keys, timestamp and messageId as absent", () => {
+    const page = prepareMessage(
+      { type: "page", userId: "u1", anonymousId: null, name: null, category: null, properties: { url: null, title: "T" }, traits: null, context: null, integrations: null, timestamp: null, messageId: null },
+      stamps,
+    );
+    expect(bodyOf(page)).toBe(`{"version":1,"type":"page","userId":"u1","properties":{"url":null,"title":"T"},"messageId":"id-1","timestamp":"${NOW}"}`);
+    const screen = prepareMessage({ type: "screen", userId: "u1", name: null, properties: null, context: { device: { model: null }, os: null } }, stamps);
+    expect(bodyOf(screen)).toBe(`{"version":1,"type":"screen","userId":"u1","context":{"device":{"model":null},"os":null},"messageId":"id-1","timestamp":"${NOW}"}`);
+  });
+});
+
 describe("prepareMessage: timestamps", () => {
   it.each([
     ["2026-11-21T10:30:08+01:00", "2026-11-21T09:30:08.000Z"],

@@ -35,7 +35,7 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
   const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
   if (problem !== undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: problem };
   let timestamp = stamps.now().toISOString();
-  if (message.timestamp !== undefined) {
+  if (message.timestamp != null) {
     const normalized = normalizeTimestamp(message.timestamp);
     if (normalized === undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: `timestamp: ${JSON.stringify(message.timestamp)} is not an ISO 8601 date-time` };
     timestamp = normalized;

@@ -130,7 +130,7 @@ function prepareActions(value: unknown, exact: string | undefined, stamps: Messa
   const checked = checkEvent(event, stamps);
   if (!checked.ok) return checked;
   const { message, timestamp } = checked;
-  if (exact !== undefined) return finish(message.type, exact, message, message.messageId, []);
+  if (exact !== undefined) return finish(message.type, exact, message, message.messageId ?? undefined, []);
   const now = stamps.now().toISOString();
   const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
   filled.messageId ??= stamps.newId();
@@ -157,7 +157,7 @@ function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message:
   const message = parsed.data;
   const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
   if (problem !== undefined) return invalid(problem);
-  const timestamp = message.timestamp === undefined ? stamps.now().toISOString() : normalizeTimestamp(message.timestamp);
+  const timestamp = message.timestamp == null ? stamps.now().toISOString() : normalizeTimestamp(message.timestamp);
   if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
   return { ok: true, message, timestamp };
 }
@@ -195,14 +195,14 @@ function buildOutbound(message: InboundMessage, timestamp: string, stamps: Messa
       out.properties = message.properties ?? {};
       break;
     case "page":
-      if (message.name !== undefined) out.name = message.name;
-      if (message.category !== undefined) out.category = message.category;
+      if (message.name != null) out.name = message.name;
+      if (message.category != null) out.category = message.category;
       // The seed's Page.Traits, which analytics-go sends as properties: kept there, under properties' own keys.
-      out.properties = message.traits === undefined ? (message.properties ?? {}) : { ...message.traits, ...message.properties };
+      out.properties = message.traits == null ? (message.properties ?? {}) : { ...message.traits, ...message.properties };
       break;
     case "screen":
-      if (message.name !== undefined) out.name = message.name;
-      if (message.properties !== undefined) out.properties = message.properties;
+      if (message.name != null) out.name = message.name;
+      if (message.properties != null) out.properties = message.properties;
       break;
     case "identify":
       out.traits = message.traits ?? {};
@@ -215,7 +215,7 @@ function buildOutbound(message: InboundMessage, timestamp: string, stamps: Messa
       break;
   }
   if (type === "screen") out.context = message.context ?? {};
-  else if (message.context !== undefined) out.context = message.context;
+  else if (message.context != null) out.context = message.context;
   out.messageId = message.messageId ?? stamps.newId();
   out.timestamp = timestamp;
   return out;
@@ -224,7 +224,7 @@ function buildOutbound(message: InboundMessage, timestamp: string, stamps: Messa
 function finish(
   type: MessageType,
   body: string,
-  identity: { userId?: string | null | undefined; anonymousId?: string | null | undefined; integrations?: Record<string, unknown> | undefined },
+  identity: { userId?: string | null | undefined; anonymousId?: string | null | undefined; integrations?: Record<string, unknown> | null | undefined },
   messageId: string | undefined,
   dropped: readonly string[],
 ): PrepareResult {

@@ -46,8 +46,8 @@ export function checkRequiredFields(message: IdentityFields): string | undefined
  * Whether a message's `integrations` let it reach this destination: not when `Webhooks` is
  * false, nor when `All` is false and `Webhooks` is not turned back on.
  */
-export function isDestinationEnabled(integrations: Record<string, unknown> | undefined): boolean {
-  if (integrations === undefined) return true;
+export function isDestinationEnabled(integrations: Record<string, unknown> | null | undefined): boolean {
+  if (integrations == null) return true;
   const own = integrations[DESTINATION_NAME];
   if (own === false) return false;
   if (integrations.All === false) return own !== undefined && own !== null;

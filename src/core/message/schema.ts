@@ -35,22 +35,24 @@ export const inboundMessageSchema = z.looseObject({
   userId: optionalId,
   anonymousId: optionalId,
   event: z.optional(z.string()),
-  name: z.optional(z.string()),
-  category: z.optional(z.string()),
-  properties: z.optional(jsonObject),
-  traits: z.optional(jsonObject),
+  // Segment's SDKs send null for what the app did not give (analytics-python: page name and
+  // category, anonymousId, userId): the tracking API takes null as absent, so wh does too.
+  name: z.nullish(z.string()),
+  category: z.nullish(z.string()),
+  properties: z.nullish(jsonObject),
+  traits: z.nullish(jsonObject),
   groupId: z.optional(z.string()),
   previousId: z.optional(z.string()),
-  context: z.optional(jsonObject),
-  integrations: z.optional(jsonObject),
-  timestamp: z.optional(z.string()),
-  messageId: z.optional(z.string().check(z.minLength(1))),
+  context: z.nullish(jsonObject),
+  integrations: z.nullish(jsonObject),
+  timestamp: z.nullish(z.string()),
+  messageId: z.nullish(z.string().check(z.minLength(1))),
 });
 export type InboundMessage = z.infer<typeof inboundMessageSchema>;
 export const parseInboundMessage = withFastPath(inboundMessageSchema);
 
 const stringFields = <const K extends string>(...keys: K[]) =>
-  z.looseObject(Object.fromEntries(keys.map((key) => [key, z.optional(z.string())])) as Record<K, z.ZodMiniOptional<z.ZodMiniString>>);
+  z.looseObject(Object.fromEntries(keys.map((key) => [key, z.nullish(z.string())])) as Record<K, z.ZodMiniOptional<z.ZodMiniNullable<z.ZodMiniString>>>);
 
 const PAGE_PROPERTY_STRINGS = ["path", "referrer", "title", "url"] as const;
 const SCREEN_CONTEXT_STRINGS = { device: ["model", "type"], os: ["name", "version"], app: ["build", "name", "version"] } as const;
@@ -58,9 +60,9 @@ const SCREEN_CONTEXT_STRINGS = { device: ["model", "type"], os: ["name", "versio
 /** The seed's recognised page properties and screen context fields, all strings when present. */
 export const pagePropertiesSchema = stringFields(...PAGE_PROPERTY_STRINGS);
 export const screenContextSchema = z.looseObject({
-  device: z.optional(stringFields(...SCREEN_CONTEXT_STRINGS.device)),
-  os: z.optional(stringFields(...SCREEN_CONTEXT_STRINGS.os)),
-  app: z.optional(stringFields(...SCREEN_CONTEXT_STRINGS.app)),
+  device: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.device)),
+  os: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.os)),
+  app: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.app)),
 });
 export const parsePageProperties = withFastPath(pagePropertiesSchema);
 export const parseScreenContext = withFastPath(screenContextSchema);

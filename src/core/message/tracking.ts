@@ -114,7 +114,7 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
 /** The batch's object under the event's: shallow, the event's keys win. */
 function mergeObjects(outer: unknown, inner: unknown): unknown {
   if (!isJsonObject(outer)) return inner;
-  if (inner === undefined) return { ...outer };
+  if (inner === undefined || inner === null) return { ...outer };
   if (!isJsonObject(inner)) return inner;
   return { ...outer, ...inner };
 }
