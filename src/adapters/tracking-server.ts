@@ -5,7 +5,7 @@ import { createGunzip, createInflate } from "node:zlib";
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
 import { LoopTurns } from "./loop-turns.js";
-import { basicAuthWriteKey, trackingCall } from "../core/message/tracking.js";
+import { basicAuthWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
 import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 /** One tracking call as it arrived: what the engine decides on. */
@@ -34,9 +34,16 @@ export interface TrackingServerOptions {
   maxBodyBytes: number;
   accept(request: TrackingRequest): Promise<TrackingAnswer>;
   /** Answered to an HTTP error (a body too large, bad JSON) before `accept` sees it. */
-  onRefused?(path: string, answer: TrackingAnswer): void;
+  onRefused?(path: string, refusal: Refusal): void;
   health(): Record<string, unknown>;
   metrics(): string | Promise<string>;
+}
+
+/** An error answer: `{ success: false, code, message }` with this status. */
+export interface Refusal {
+  status: number;
+  code: TrackingErrorCode;
+  message: string;
 }
 
 export interface TrackingServer {
@@ -57,6 +64,7 @@ const CORS = {
 class BodyError extends Error {
   constructor(
     readonly status: number,
+    readonly code: TrackingErrorCode,
     message: string,
   ) {
     super(message);
@@ -74,7 +82,7 @@ export async function startTrackingServer(options: TrackingServerOptions): Promi
   const turns = new LoopTurns();
   const server = createServer((request, response) => {
     handle(request, response, options, turns).catch((error: unknown) => {
-      answer(response, { status: 500, body: { success: false, message: error instanceof Error ? error.message : String(error) } });
+      answer(response, { status: 500, body: { success: false, code: "internal_error", message: error instanceof Error ? error.message : String(error) } });
     });
   });
   server.keepAliveTimeout = 65_000;
@@ -104,34 +112,33 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     return;
   }
   const call = trackingCall(path);
-  if (call === undefined) return refuse(response, request, options, path, 404, `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`, false);
+  if (call === undefined) return refuse(response, request, options, path, 404, "not_found", `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`, false);
   if (request.method === "OPTIONS") {
     request.resume();
     response.writeHead(204, CORS).end();
     return;
   }
-  if (request.method !== "POST") return refuse(response, request, options, path, 405, `${path} takes POST`);
+  if (request.method !== "POST") return refuse(response, request, options, path, 405, "method_not_allowed", `${path} takes POST`);
   let text: string;
   let bytes: number;
   try {
     ({ text, bytes } = await readBody(request, options.maxBodyBytes));
   } catch (error) {
     if (!(error instanceof BodyError)) throw error;
-    return refuse(response, request, options, path, error.status, error.message);
+    return refuse(response, request, options, path, error.status, error.code, error.message);
   }
   await turns.next();
   const parsed = parseJson(text);
-  if (!parsed.ok) return refuse(response, request, options, path, 400, `the body is not JSON: ${parsed.error}`);
+  if (!parsed.ok) return refuse(response, request, options, path, 400, "invalid_json", `the body is not JSON: ${parsed.error}`);
   const inexact = inexactNumberProblem(text);
-  if (inexact !== undefined) return refuse(response, request, options, path, 400, inexact);
+  if (inexact !== undefined) return refuse(response, request, options, path, 400, "invalid_request", inexact);
   const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes, headers: request.headers });
   answer(response, result);
 }
 
-function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, message: string, cors = true): void {
-  const refusal = { status, body: { success: false, message } };
-  options.onRefused?.(path, refusal);
-  answer(response, refusal, request, cors);
+function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, code: TrackingErrorCode, message: string, cors = true): void {
+  options.onRefused?.(path, { status, code, message });
+  answer(response, { status, body: { success: false, code, message } }, request, cors);
 }
 
 /** Sends a JSON answer; `cors` for the tracking paths only. */
@@ -147,7 +154,7 @@ function answer(response: ServerResponse, { status, body, headers }: TrackingAns
 async function readBody(request: IncomingMessage, max: number): Promise<{ text: string; bytes: number }> {
   const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
   const declared = Number(request.headers["content-length"] ?? Number.NaN);
-  const tooLarge = (): BodyError => new BodyError(400, `the body is larger than ${max} bytes (the limit is --max-body)`);
+  const tooLarge = (): BodyError => new BodyError(400, "body_too_large", `the body is larger than ${max} bytes (the limit is --max-body)`);
   if (encoding === "identity" && declared > max) {
     request.resume();
     throw tooLarge();
@@ -157,7 +164,7 @@ async function readBody(request: IncomingMessage, max: number): Promise<{ text: 
   else if (encoding === "deflate") stream = request.pipe(createInflate());
   else if (encoding !== "identity") {
     request.resume();
-    throw new BodyError(415, `Content-Encoding ${encoding} is not supported (gzip, deflate or none)`);
+    throw new BodyError(415, "unsupported_encoding", `Content-Encoding ${encoding} is not supported (gzip, deflate or none)`);
   }
   const chunks: Buffer[] = [];
   let length = 0;
@@ -172,10 +179,10 @@ async function readBody(request: IncomingMessage, max: number): Promise<{ text: 
     }
   } catch (error) {
     if (error instanceof BodyError) throw error;
-    throw new BodyError(400, `the body could not be read: ${(error as Error).message}`);
+    throw new BodyError(400, "invalid_request", `the body could not be read: ${(error as Error).message}`);
   }
   const body = Buffer.concat(chunks);
   const text = decodeUtf8(body);
-  if (text === undefined) throw new BodyError(400, `the body is ${NOT_UTF8}`);
+  if (text === undefined) throw new BodyError(400, "invalid_request", `the body is ${NOT_UTF8}`);
   return { text, bytes: body.length };
 }

@@ -93,9 +93,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         admit: () => paced(store, () => forwarding !== undefined && forwarding.retrying() === 0),
         onRequest: options.onRequest,
       }),
-      onRefused: (path, answer) => {
-        metrics.requests.inc({ status: String(answer.status) });
-        options.onRequest?.({ path: untrusted(path), status: answer.status, source: undefined, accepted: 0, duplicates: 0, message: untrusted(String(answer.body.message)) });
+      onRefused: (path, refusal) => {
+        metrics.requests.inc({ status: String(refusal.status) });
+        options.onRequest?.({ path: untrusted(path), status: refusal.status, source: undefined, accepted: 0, duplicates: 0, code: refusal.code, message: untrusted(refusal.message) });
       },
       health: () => ({ status: "ok", role: options.role ?? "both", ...store.health(), retrying: retrying() }),
       metrics: async () => {

@@ -104,7 +104,7 @@ describe("wh serve with @segment/analytics-node as the client", () => {
     expect((await post(wh.url, "/v1/track", JSON.stringify({ writeKey: "wk-web", userId: "w2", event: "Body Key" }))).status).toBe(200);
     const none = await post(wh.url, "/v1/track", JSON.stringify({ userId: "w3", event: "No Key" }));
     expect(none.status).toBe(401);
-    expect(none.json).toEqual({ success: false, message: expect.stringContaining("no write key") });
+    expect(none.json).toEqual({ success: false, code: "no_write_key", message: expect.stringContaining("no write key") });
     const unknown = await post(wh.url, "/v1/track", JSON.stringify({ userId: "w3", event: "E" }), { authorization: basic("nope") });
     expect(unknown).toMatchObject({ status: 401, json: { success: false, message: "unknown write key" } });
     await eventually(() => web.requests.length === 2, 10_000, "the body-key event");

@@ -165,7 +165,7 @@ function requireWriteKeys(destinations: readonly Destination[], configPath: stri
 }
 
 function printAccepted(output: Output, request: AcceptedRequest): void {
-  output.record({ request: { path: request.path, status: request.status, source: request.source ?? null, accepted: request.accepted, duplicates: request.duplicates, ...(request.message === undefined ? {} : { message: request.message }) } });
+  output.record({ request: { path: request.path, status: request.status, source: request.source ?? null, accepted: request.accepted, duplicates: request.duplicates, ...(request.code === undefined ? {} : { code: request.code }), ...(request.message === undefined ? {} : { message: request.message }) } });
   const c = output.err;
   const source = request.source === undefined ? "" : ` ${request.source}`;
   if (request.status !== 200) {

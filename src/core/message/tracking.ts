@@ -9,6 +9,24 @@ import type { MessageStamps } from "./prepare.js";
  * parsed body, the time it arrived and the caller's address.
  */
 
+/**
+ * The `code` of an error answer, beside `success: false` and `message`: stable, for programs.
+ * analytics-python builds its error from `code` and `message` and treats a 4xx as final only when
+ * both are there (segment/analytics/request.py); without them it retried a 400 for minutes.
+ */
+export type TrackingErrorCode =
+  | "invalid_json"
+  | "invalid_request"
+  | "body_too_large"
+  | "unsupported_encoding"
+  | "no_write_key"
+  | "unknown_write_key"
+  | "not_found"
+  | "method_not_allowed"
+  | "not_accepting"
+  | "unavailable"
+  | "internal_error";
+
 /** The most events one batch request may carry (Segment's HTTP API limit). */
 export const MAX_BATCH_EVENTS = 2_500;
 

@@ -1,7 +1,7 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
 import { prepareMessage, type MessageStamps } from "../../core/message/prepare.js";
-import { expandRequest, type RecentIds } from "../../core/message/tracking.js";
+import { expandRequest, type RecentIds, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
@@ -27,6 +27,8 @@ export interface AcceptedRequest {
   duplicates: number;
   /** Why it was refused, for statuses other than 200: it can quote what the client sent. */
   message?: Untrusted;
+  /** The error answer's stable code, for statuses other than 200. */
+  code?: TrackingErrorCode;
   /** The events accepted, as the pipeline enriched them. */
   events?: Record<string, unknown>[];
   /** The request's headers, credentials masked. */
@@ -59,25 +61,25 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     options.onRequest?.({ ...request, path: untrusted(path), ...(message === undefined ? {} : { message: untrusted(message) }) });
     if (request.status === 200) return { status: 200, body: { success: true } };
     const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
-    return { status: request.status, body: { success: false, message }, ...(retry === undefined ? {} : { headers: retry }) };
+    return { status: request.status, body: { success: false, code: request.code, message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
   return async (request) => {
     const base = { path: request.path, accepted: 0, duplicates: 0 };
-    if (!options.accepting) return report({ ...base, status: 404, source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
+    if (!options.accepting) return report({ ...base, status: 404, code: "not_accepting", source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
     await options.admit?.();
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
     const source = options.bySource ? sources.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : sources[0];
     if (source === undefined) {
-      return report({ ...base, status: 401, source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
+      return report({ ...base, status: 401, code: writeKey === undefined ? "no_write_key" : "unknown_write_key", source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
     }
     const name = source.destination.source;
-    if (!expanded.ok) return report({ ...base, status: 400, source: name, message: expanded.error });
+    if (!expanded.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: expanded.error });
     const fresh: AcceptedEvent[] = [];
     const ids = new Set<string>();
     for (const [index, event] of expanded.events.entries()) {
       const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode });
-      if (!prepared.ok) return report({ ...base, status: 400, source: name, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
+      if (!prepared.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
       const messageId = event.messageId as string;
       if (source.recent.has(messageId) || ids.has(messageId)) continue;
       ids.add(messageId);
@@ -88,7 +90,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     metrics.duplicates.inc({}, dropped);
     if (!source.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source: name, duplicates: dropped });
     const refusal = await options.store.append(fresh);
-    if (refusal !== undefined) return report({ ...base, status: 503, source: name, message: refusal });
+    if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
     for (const id of ids) source.recent.add(id);
     metrics.accepted.inc({}, fresh.length);
     const events = fresh.map(({ stored }) => stored.event);
