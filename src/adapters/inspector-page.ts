@@ -33,7 +33,7 @@ export const INSPECTOR_PAGE = `<!doctype html>
   tbody tr:hover, tbody tr.selected { background: var(--sel); }
   .badge { font-size: 12px; font-weight: 600; }
   .valid, .valid-batch, .accepted, .delivered { color: var(--ok); }
-  .invalid, .missing, .failed { color: var(--bad); }
+  .invalid, .missing, .failed, .rejected { color: var(--bad); }
   .unchecked { color: var(--muted); }
   #detail { overflow: auto; padding: 12px 16px; }
   #detail h2 { font-size: 15px; margin: 0 0 8px; }
@@ -82,7 +82,7 @@ export const INSPECTOR_PAGE = `<!doctype html>
     return node;
   }
 
-  const VERDICT_TEXT = { "valid": "valid", "valid-batch": "valid (batch)", "invalid": "invalid", "missing": "unsigned", "unchecked": "not checked", "accepted": "accepted" };
+  const VERDICT_TEXT = { "valid": "valid", "valid-batch": "valid (batch)", "invalid": "invalid", "missing": "unsigned", "unchecked": "not checked", "accepted": "accepted", "rejected": "rejected" };
 
   function matches(entry) {
     const type = $("filter-type").value;

@@ -18,7 +18,7 @@ export interface InspectorEntry {
   type: string;
   user: string;
   size: number;
-  /** valid, valid-batch, invalid, missing, unchecked (listen); accepted (serve). */
+  /** valid, valid-batch, invalid, missing, unchecked (listen); accepted, rejected (serve). */
   verdict: string;
   reason?: string | undefined;
   /** Credentials masked. */

@@ -1,4 +1,4 @@
-import { startInspector, type Inspector } from "../adapters/inspector-server.js";
+import { startInspector, type Inspector, type InspectorEntry } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
 import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
 import { redactUrl } from "../core/redact.js";
@@ -25,30 +25,16 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
     inspector: undefined as unknown as Inspector,
     accepted(request: AcceptedRequest): void {
       for (const event of request.events ?? []) {
-        const body = JSON.stringify(event);
         last += 1;
-        const id = last;
-        ids.set(String(event.messageId), id);
+        ids.set(String(event.messageId), last);
         if (ids.size > 10_000) ids.delete(ids.keys().next().value as string);
-        state.inspector.add({
-          id,
-          kind: "event",
-          receivedAt: String(event.receivedAt),
-          method: "POST",
-          // The page shows it as text, never as markup.
-          path: request.path.unsafeRaw(),
-          type: String(event.type ?? ""),
-          user: userOf(event) ?? "",
-          size: Buffer.byteLength(body),
-          verdict: "accepted",
-          reason: request.source === undefined ? undefined : `source ${request.source}`,
-          headers: request.headers ?? {},
-          body,
-          status: 200,
-          answer: '{"success":true}',
-          resends: [],
-          deliveries: [],
-        });
+        state.inspector.add(eventEntry(last, request, event, { verdict: "accepted", reason: request.source === undefined ? undefined : `source ${request.source}`, answer: '{"success":true}' }));
+      }
+      // A rejected event is shown beside the accepted ones: the SDK was told 200, so here is where it shows.
+      for (const rejection of request.rejected) {
+        last += 1;
+        const reason = `${rejection.where}: ${rejection.error.unsafeRaw()}`;
+        state.inspector.add(eventEntry(last, request, rejection.sent, { verdict: "rejected", reason, answer: `rejected (${rejection.reason})` }));
       }
     },
     attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
@@ -84,4 +70,28 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
     },
   });
   return state;
+}
+
+/** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */
+function eventEntry(id: number, request: AcceptedRequest, sent: unknown, { verdict, reason, answer }: { verdict: string; reason: string | undefined; answer: string }): InspectorEntry {
+  const event = typeof sent === "object" && sent !== null && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {};
+  const body = JSON.stringify(sent) ?? "";
+  return {
+    id,
+    kind: "event",
+    receivedAt: typeof event.receivedAt === "string" ? event.receivedAt : new Date().toISOString(),
+    method: "POST",
+    path: request.path.unsafeRaw(),
+    type: String(event.type ?? ""),
+    user: userOf(event) ?? "",
+    size: Buffer.byteLength(body),
+    verdict,
+    reason,
+    headers: request.headers ?? {},
+    body,
+    status: 200,
+    answer,
+    resends: [],
+    deliveries: [],
+  };
 }

@@ -95,7 +95,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       }),
       onRefused: (path, refusal) => {
         metrics.requests.inc({ status: String(refusal.status) });
-        options.onRequest?.({ path: untrusted(path), status: refusal.status, source: undefined, accepted: 0, duplicates: 0, code: refusal.code, message: untrusted(refusal.message) });
+        options.onRequest?.({ path: untrusted(path), status: refusal.status, source: undefined, accepted: 0, duplicates: 0, rejected: [], code: refusal.code, message: untrusted(refusal.message) });
       },
       health: () => ({ status: "ok", role: options.role ?? "both", ...store.health(), retrying: retrying() }),
       metrics: async () => {

@@ -23,23 +23,24 @@ describe("expandRequest", () => {
     expect(result).toEqual({
       ok: true,
       writeKey: "wk",
-      events: [{ userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { ip: "203.0.113.9" } }],
+      events: [{ index: 0, event: { userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { ip: "203.0.113.9" } } }],
+      rejected: [],
     });
   });
 
   it("keeps the body's type, messageId and context.ip when given", () => {
     const result = expandRequest("track", { type: "track", userId: "u1", event: "E", messageId: "m-1", context: { ip: "198.51.100.1" } }, context);
-    expect(result.ok && result.events[0]).toMatchObject({ messageId: "m-1", context: { ip: "198.51.100.1" } });
+    expect(result.ok && result.events[0]?.event).toMatchObject({ messageId: "m-1", context: { ip: "198.51.100.1" } });
   });
 
   it("corrects the timestamp for the client's clock: receivedAt - (sentAt - originalTimestamp)", () => {
     const result = expandRequest("batch", { sentAt: "2026-11-22T11:00:00.000Z", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50.000Z" }] }, context);
-    expect(result.ok && result.events[0]).toMatchObject({ originalTimestamp: "2026-11-22T10:59:50.000Z", timestamp: "2026-11-22T09:59:50.000Z", sentAt: "2026-11-22T11:00:00.000Z" });
+    expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-11-22T10:59:50.000Z", timestamp: "2026-11-22T09:59:50.000Z", sentAt: "2026-11-22T11:00:00.000Z" });
   });
 
   it("without sentAt keeps the given timestamp (normalised to UTC) as both", () => {
     const result = expandRequest("track", { userId: "u", event: "E", timestamp: "2026-01-02T03:04:05+02:00" }, context);
-    expect(result.ok && result.events[0]).toMatchObject({ originalTimestamp: "2026-01-02T01:04:05.000Z", timestamp: "2026-01-02T01:04:05.000Z" });
+    expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-01-02T01:04:05.000Z", timestamp: "2026-01-02T01:04:05.000Z" });
   });
 
   it("merges the batch's context and integrations into each event, the event's keys winning", () => {
@@ -48,7 +49,7 @@ describe("expandRequest", () => {
       { context: { locale: "fr", library: { name: "x" } }, integrations: { All: false }, batch: [{ type: "track", userId: "u", event: "A", context: { locale: "de" } }, { type: "identify", userId: "u", integrations: { Webhooks: true } }] },
       { ...context, ip: undefined },
     );
-    expect(result.ok && result.events.map((event) => [event.context, event.integrations])).toEqual([
+    expect(result.ok && result.events.map(({ event }) => [event.context, event.integrations])).toEqual([
       [{ locale: "de", library: { name: "x" } }, { All: false }],
       [{ locale: "fr", library: { name: "x" } }, { All: false, Webhooks: true }],
     ]);
@@ -57,18 +58,32 @@ describe("expandRequest", () => {
   it("drops a writeKey inside an event", () => {
     const result = expandRequest("batch", { batch: [{ type: "track", userId: "u", event: "E", writeKey: "inner" }] }, context);
     expect(result.ok && result.writeKey).toBeUndefined();
-    expect(result.ok && result.events[0]?.writeKey).toBeUndefined();
+    expect(result.ok && result.events[0]?.event.writeKey).toBeUndefined();
   });
 
-  it("refuses what cannot be events, naming the event", () => {
+  it("refuses a request whole only when it is not a JSON object, or a batch without its array", () => {
     expect(expandRequest("track", [1], context)).toEqual({ ok: false, error: "the body must be a JSON object" });
     expect(expandRequest("batch", { batch: {} }, context)).toEqual({ ok: false, error: "a batch request needs a `batch` array" });
-    expect(expandRequest("batch", { batch: [{ type: "track" }, 5] }, context)).toEqual({ ok: false, error: "batch[1]: an event must be a JSON object" });
     expect(expandRequest("batch", { batch: Array.from({ length: MAX_BATCH_EVENTS + 1 }, () => ({})) }, context)).toMatchObject({ ok: false, error: expect.stringContaining("limit is 2500") });
-    expect(expandRequest("batch", { batch: [{ type: "track", properties: { pad: "x".repeat(33_000) } }] }, context)).toMatchObject({ ok: false, error: expect.stringMatching(/^batch\[0\]: .*32 KB/) });
-    expect(expandRequest("track", { userId: "u", event: "E", timestamp: "yesterday" }, context)).toMatchObject({ ok: false, error: expect.stringContaining("not an ISO 8601") });
-    expect(expandRequest("track", { userId: "u", event: "E", timestamp: 5 }, context)).toMatchObject({ ok: false, error: expect.stringContaining("ISO 8601 string") });
-    expect(expandRequest("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }, context)).toMatchObject({ ok: false, error: expect.stringContaining("sentAt") });
+  });
+
+  it("rejects each event that cannot be taken by its index, messageId and reason, keeping the others", () => {
+    const good = { type: "track", userId: "u", event: "E" };
+    const rejectedOf = (call: string, body: unknown) => {
+      const result = expandRequest(call, body, context);
+      if (!result.ok) throw new Error(result.error);
+      return { kept: result.events.map(({ index }) => index), rejected: result.rejected };
+    };
+    expect(rejectedOf("batch", { batch: [good, 5, { ...good, messageId: "big", properties: { pad: "x".repeat(33_000) } }, good] })).toEqual({
+      kept: [0, 3],
+      rejected: [
+        { index: 1, messageId: undefined, reason: "not_an_object", error: "an event must be a JSON object", sent: 5 },
+        { index: 2, messageId: "big", reason: "too_large", error: expect.stringContaining("32 KB"), sent: expect.objectContaining({ messageId: "big" }) },
+      ],
+    });
+    expect(rejectedOf("track", { userId: "u", event: "E", timestamp: "yesterday" }).rejected).toEqual([{ index: 0, messageId: undefined, reason: "invalid_timestamp", error: expect.stringContaining("not an ISO 8601"), sent: expect.any(Object) }]);
+    expect(rejectedOf("track", { userId: "u", event: "E", timestamp: 5 }).rejected).toMatchObject([{ error: expect.stringContaining("ISO 8601 string") }]);
+    expect(rejectedOf("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }).rejected).toMatchObject([{ error: expect.stringContaining("sentAt") }]);
   });
 });
 

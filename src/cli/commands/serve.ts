@@ -165,7 +165,19 @@ function requireWriteKeys(destinations: readonly Destination[], configPath: stri
 }
 
 function printAccepted(output: Output, request: AcceptedRequest): void {
-  output.record({ request: { path: request.path, status: request.status, source: request.source ?? null, accepted: request.accepted, duplicates: request.duplicates, ...(request.code === undefined ? {} : { code: request.code }), ...(request.message === undefined ? {} : { message: request.message }) } });
+  const rejected = request.rejected.map(({ where, messageId, reason, error }) => ({ where, messageId: messageId ?? null, reason, error }));
+  output.record({
+    request: {
+      path: request.path,
+      status: request.status,
+      source: request.source ?? null,
+      accepted: request.accepted,
+      duplicates: request.duplicates,
+      ...(rejected.length === 0 ? {} : { rejected }),
+      ...(request.code === undefined ? {} : { code: request.code }),
+      ...(request.message === undefined ? {} : { message: request.message }),
+    },
+  });
   const c = output.err;
   const source = request.source === undefined ? "" : ` ${request.source}`;
   if (request.status !== 200) {
@@ -173,7 +185,10 @@ function printAccepted(output: Output, request: AcceptedRequest): void {
     return;
   }
   const duplicates = request.duplicates === 0 ? "" : ` (${request.duplicates} duplicate${request.duplicates === 1 ? "" : "s"} dropped)`;
-  output.log(`${c.cyan("←")} 200 ${request.path}${source}: ${request.accepted} event${request.accepted === 1 ? "" : "s"} accepted${duplicates}`);
+  const dropped = rejected.length === 0 ? "" : `, ${rejected.length} rejected`;
+  output.log(`${c.cyan("←")} 200 ${request.path}${source}: ${request.accepted} event${request.accepted === 1 ? "" : "s"} accepted${dropped}${duplicates}`);
+  // Dropped while the SDK was told 200: the app's developer learns of it here or nowhere.
+  for (const { where, messageId, error } of rejected) output.warn(c.red(`✗ ${where}${messageId === null ? "" : ` (messageId ${messageId})`} rejected: ${error}`));
 }
 
 /** A write key is a credential of sorts: its first four characters are enough to tell sources apart. */

@@ -62,13 +62,29 @@ export interface AcceptContext {
   stamps: MessageStamps;
 }
 
+/** Why one event of a request was dropped while the request was taken: a /metrics label. */
+export type RejectReason = "not_an_object" | "too_large" | "invalid_timestamp" | "invalid_message";
+
+/** One event dropped from a request, named by its place and messageId. */
+export interface RejectedEvent {
+  /** Its index in the batch; 0 for a single call. */
+  index: number;
+  messageId: string | undefined;
+  reason: RejectReason;
+  error: string;
+  /** The event as the client sent it (for the inspector). */
+  sent: unknown;
+}
+
 export type ExpandResult =
-  | { ok: true; writeKey: string | undefined; events: Record<string, unknown>[] }
+  | { ok: true; writeKey: string | undefined; events: { index: number; event: Record<string, unknown> }[]; rejected: RejectedEvent[] }
   | { ok: false; error: string };
 
 /**
  * The events of one request: a single call (its type from the path when the body has none) or a
- * batch, each enriched as Segment's pipeline does it:
+ * batch. As Segment's tracking API does, only a request that is not a JSON object, or a batch
+ * without its array, fails whole; an event that cannot be taken is rejected alone and the others
+ * go on. Each is enriched as Segment's pipeline does it:
  * - batch-level `context` and `integrations` merged into each event (the event's keys win);
  * - `messageId` when missing; `receivedAt`; `context.ip` from the request when absent;
  * - `originalTimestamp` = the timestamp the client gave, and `timestamp` corrected for the
@@ -87,17 +103,24 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   } else {
     raw = [{ ...body, type: body.type ?? call }];
   }
-  const events: Record<string, unknown>[] = [];
+  const events: { index: number; event: Record<string, unknown> }[] = [];
+  const rejected: RejectedEvent[] = [];
   for (const [index, item] of raw.entries()) {
-    const where = call === "batch" ? `batch[${index}]: ` : "";
-    if (!isJsonObject(item)) return { ok: false, error: `${where}an event must be a JSON object` };
+    if (!isJsonObject(item)) {
+      rejected.push({ index, messageId: undefined, reason: "not_an_object", error: "an event must be a JSON object", sent: item });
+      continue;
+    }
+    const messageId = typeof item.messageId === "string" ? item.messageId : undefined;
     const bytes = Buffer.byteLength(JSON.stringify(item));
-    if (bytes > MAX_MESSAGE_BYTES) return { ok: false, error: `${where}${sizeError(bytes)}` };
+    if (bytes > MAX_MESSAGE_BYTES) {
+      rejected.push({ index, messageId, reason: "too_large", error: sizeError(bytes), sent: item });
+      continue;
+    }
     const enriched = enrich(item, shared, context);
-    if (typeof enriched === "string") return { ok: false, error: `${where}${enriched}` };
-    events.push(enriched);
+    if (typeof enriched === "string") rejected.push({ index, messageId, reason: "invalid_timestamp", error: enriched, sent: item });
+    else events.push({ index, event: enriched });
   }
-  return { ok: true, writeKey, events };
+  return { ok: true, writeKey, events, rejected };
 }
 
 function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, { receivedAt, ip, stamps }: AcceptContext): Record<string, unknown> | string {

@@ -1,7 +1,7 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
 import { prepareMessage, type MessageStamps } from "../../core/message/prepare.js";
-import { expandRequest, type RecentIds, type TrackingErrorCode } from "../../core/message/tracking.js";
+import { expandRequest, type RecentIds, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
@@ -25,6 +25,8 @@ export interface AcceptedRequest {
   source: string | undefined;
   accepted: number;
   duplicates: number;
+  /** The events dropped from a request that was taken (200): each with its place and rule. */
+  rejected: Rejection[];
   /** Why it was refused, for statuses other than 200: it can quote what the client sent. */
   message?: Untrusted;
   /** The error answer's stable code, for statuses other than 200. */
@@ -33,6 +35,17 @@ export interface AcceptedRequest {
   events?: Record<string, unknown>[];
   /** The request's headers, credentials masked. */
   headers?: Record<string, string>;
+}
+
+/** An event dropped from a request; its messageId and the rule's words can quote the client. */
+export interface Rejection {
+  /** `batch[3]` or the call's path. */
+  where: string;
+  messageId: Untrusted | undefined;
+  reason: RejectedEvent["reason"];
+  error: Untrusted;
+  /** The event as the client sent it, or as the pipeline enriched it when a destination rule refused it. */
+  sent: unknown;
 }
 
 export interface AcceptOptions {
@@ -58,13 +71,14 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
   const { metrics, sources } = options;
   const report = ({ path, message, ...request }: Omit<AcceptedRequest, "path" | "message"> & { path: string; message?: string }): TrackingAnswer => {
     metrics.requests.inc({ status: String(request.status) });
+    for (const { reason } of request.rejected) metrics.rejected.inc({ reason });
     options.onRequest?.({ ...request, path: untrusted(path), ...(message === undefined ? {} : { message: untrusted(message) }) });
-    if (request.status === 200) return { status: 200, body: { success: true } };
+    if (request.status === 200) return { status: 200, body: request.rejected.length === 0 ? { success: true } : rejectedBody(request.rejected) };
     const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
     return { status: request.status, body: { success: false, code: request.code, message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
   return async (request) => {
-    const base = { path: request.path, accepted: 0, duplicates: 0 };
+    const base = { path: request.path, accepted: 0, duplicates: 0, rejected: [] };
     if (!options.accepting) return report({ ...base, status: 404, code: "not_accepting", source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
     await options.admit?.();
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
@@ -75,25 +89,50 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     }
     const name = source.destination.source;
     if (!expanded.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: expanded.error });
+    const where = (index: number): string => (request.call === "batch" ? `batch[${index}]` : request.path);
+    const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
     const fresh: AcceptedEvent[] = [];
     const ids = new Set<string>();
-    for (const [index, event] of expanded.events.entries()) {
+    let duplicates = 0;
+    for (const { index, event } of expanded.events) {
       const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode });
-      if (!prepared.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: `${request.call === "batch" ? `batch[${index}]: ` : ""}${prepared.error}` });
       const messageId = event.messageId as string;
-      if (source.recent.has(messageId) || ids.has(messageId)) continue;
+      if (!prepared.ok) {
+        rejected.push(rejectionAt(where(index), { messageId, reason: prepared.kind === "too-large" ? "too_large" : "invalid_message", error: prepared.error, sent: event }));
+        continue;
+      }
+      if (source.recent.has(messageId) || ids.has(messageId)) {
+        duplicates += 1;
+        continue;
+      }
       ids.add(messageId);
       const stored = { source: name ?? null, event };
       fresh.push({ stored, prepared, text: JSON.stringify(stored) });
     }
-    const dropped = expanded.events.length - fresh.length;
-    metrics.duplicates.inc({}, dropped);
-    if (!source.destination.enabled || fresh.length === 0) return report({ ...base, status: 200, source: name, duplicates: dropped });
+    const taken = { ...base, source: name, rejected, duplicates };
+    metrics.duplicates.inc({}, duplicates);
+    if (!source.destination.enabled || fresh.length === 0) return report({ ...taken, status: 200 });
     const refusal = await options.store.append(fresh);
     if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
     for (const id of ids) source.recent.add(id);
     metrics.accepted.inc({}, fresh.length);
     const events = fresh.map(({ stored }) => stored.event);
-    return report({ ...base, status: 200, source: name, accepted: fresh.length, duplicates: dropped, events, headers: redactHeaders(request.headers) });
+    return report({ ...taken, status: 200, accepted: fresh.length, events, headers: redactHeaders(request.headers) });
+  };
+}
+
+function rejectionAt(where: string, { messageId, reason, error, sent }: Omit<RejectedEvent, "index">): Rejection {
+  return { where, messageId: messageId === undefined ? undefined : untrusted(messageId), reason, error: untrusted(error), sent };
+}
+
+/**
+ * The 200 of a request some of whose events were dropped: how many, and why, so a developer
+ * reading the answer sees it (the SDKs themselves ignore a 200's body).
+ */
+function rejectedBody(rejected: readonly Rejection[]): Record<string, unknown> {
+  return {
+    success: true,
+    rejected: rejected.length,
+    errors: rejected.map(({ where, messageId, reason, error }) => ({ where, ...(messageId === undefined ? {} : { messageId: messageId.unsafeRaw() }), reason, message: error.unsafeRaw() })),
   };
 }
