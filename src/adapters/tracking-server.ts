@@ -57,9 +57,26 @@ export interface TrackingServer {
 const CORS = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "POST, OPTIONS",
-  "access-control-allow-headers": "Content-Type, Authorization, Content-Encoding",
   "access-control-max-age": "86400",
 };
+
+/**
+ * The headers the Segment browser SDKs send: analytics-next adds X-Retry-Count to every retry
+ * (plugins/segmentio/fetch-dispatcher.ts), and a preflight that did not allow it made Chromium
+ * block every retry after a 503.
+ */
+const SDK_HEADERS = "Content-Type, Authorization, Content-Encoding, X-Retry-Count";
+/** Header names only (RFC 9110 tokens, comma-separated): anything else is not echoed back. */
+const HEADER_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
+
+/**
+ * A preflight's answer: whatever headers the page asks for (a page's own fetch wrappers add theirs
+ * too, and no cookie rides on them: the write key is the only credential), else the SDKs' own.
+ */
+function preflightHeaders(requested: string | undefined): Record<string, string> {
+  const asked = requested?.trim() ?? "";
+  return { ...CORS, "access-control-allow-headers": HEADER_LIST.test(asked) ? asked : SDK_HEADERS, vary: "Access-Control-Request-Headers" };
+}
 
 class BodyError extends Error {
   constructor(
@@ -115,7 +132,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (call === undefined) return refuse(response, request, options, path, 404, "not_found", `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`, false);
   if (request.method === "OPTIONS") {
     request.resume();
-    response.writeHead(204, CORS).end();
+    response.writeHead(204, preflightHeaders(request.headers["access-control-request-headers"])).end();
     return;
   }
   if (request.method !== "POST") return refuse(response, request, options, path, 405, "method_not_allowed", `${path} takes POST`);

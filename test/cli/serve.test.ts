@@ -119,6 +119,9 @@ describe("wh serve: the tracking API by hand", () => {
     const preflight = await fetch(`${wh.url}/v1/t`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST" } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toBe("Content-Type, Authorization, Content-Encoding, X-Retry-Count");
+    const asking = await fetch(`${wh.url}/v1/t`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,x-retry-count,x-app-trace" } });
+    expect(asking.headers.get("access-control-allow-headers")).toBe("authorization,x-retry-count,x-app-trace");
     const paths = { "/v1/i": { userId: "u1", traits: {} }, "/v1/t": { userId: "u1", event: "E" }, "/v1/p": { userId: "u1", name: "P" }, "/v1/s": { userId: "u1", name: "S" }, "/v1/g": { userId: "u1", groupId: "g" }, "/v1/a": { userId: "u1", previousId: "p" } };
     for (const [path, body] of Object.entries(paths)) {
       const answer = await post(wh.url, path, JSON.stringify({ ...body, writeKey: "wk" }), { "content-type": "text/plain" });
