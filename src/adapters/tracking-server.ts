@@ -5,7 +5,7 @@ import { createGunzip, createInflate } from "node:zlib";
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
 import { LoopTurns } from "./loop-turns.js";
-import { basicAuthWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
+import { basicAuthWriteKey, settingsWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
 import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 /** One tracking call as it arrived: what the engine decides on. */
@@ -37,6 +37,8 @@ export interface TrackingServerOptions {
   onRefused?(path: string, refusal: Refusal): void;
   health(): Record<string, unknown>;
   metrics(): string | Promise<string>;
+  /** analytics-next's CDN settings for a write key, its API at `host` (host:port, as the page reached this server). */
+  settings(writeKey: string, host: string): TrackingAnswer;
 }
 
 /** An error answer: `{ success: false, code, message }` with this status. */
@@ -128,8 +130,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(text);
     return;
   }
+  const settingsKey = request.method === "GET" ? settingsWriteKey(path) : undefined;
+  if (settingsKey !== undefined) return answer(response, options.settings(settingsKey, reachedAt(request)), request);
   const call = trackingCall(path);
-  if (call === undefined) return refuse(response, request, options, path, 404, "not_found", `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch)`, false);
+  if (call === undefined) return refuse(response, request, options, path, 404, "not_found", `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch; analytics-next settings are GET /v1/projects/<writeKey>/settings)`, false);
   if (request.method === "OPTIONS") {
     request.resume();
     response.writeHead(204, preflightHeaders(request.headers["access-control-request-headers"])).end();
@@ -151,6 +155,17 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (inexact !== undefined) return refuse(response, request, options, path, 400, "invalid_request", inexact);
   const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes, headers: request.headers });
   answer(response, result);
+}
+
+/** A host name or address, with an optional port: what a Host header may be for it to be echoed. */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** host:port as the client reached this server: its Host header when well formed, else the socket's own address. */
+function reachedAt(request: IncomingMessage): string {
+  const host = request.headers.host ?? "";
+  if (HOST.test(host)) return host;
+  const address = (request.socket.localAddress ?? "127.0.0.1").replace(/^::ffff:/, "");
+  return `${address.includes(":") ? `[${address}]` : address}:${request.socket.localPort}`;
 }
 
 function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, code: TrackingErrorCode, message: string, cors = true): void {

@@ -4,7 +4,7 @@ import type { Destination, DeliverySettings } from "../config/resolve.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { OutputWriteError } from "../core/errors.js";
 import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
-import { RecentIds } from "../core/message/tracking.js";
+import { browserSettings, RecentIds } from "../core/message/tracking.js";
 import { untrusted } from "../core/untrusted.js";
 import type { DeliveryJob, JobOutcome, RunSummary } from "./run-deliveries.js";
 import { createAccept, type AcceptedRequest, type Source } from "./serve/accept.js";
@@ -97,6 +97,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         metrics.requests.inc({ status: String(refusal.status) });
         options.onRequest?.({ path: untrusted(path), status: refusal.status, source: undefined, accepted: 0, duplicates: 0, rejected: [], code: refusal.code, message: untrusted(refusal.message) });
       },
+      settings: (writeKey, host) =>
+        options.bySource && !sources.some((source) => source.destination.writeKey === writeKey)
+          ? { status: 404, body: { success: false, code: "unknown_write_key", message: "unknown write key" } }
+          : { status: 200, body: browserSettings(writeKey, host) },
       health: () => ({ status: "ok", role: options.role ?? "both", ...store.health(), retrying: retrying() }),
       metrics: async () => {
         await store.refreshMetrics();

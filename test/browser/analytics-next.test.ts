@@ -10,6 +10,7 @@ import { closedAfterEach } from "../helpers/recording-server.js";
 import { mountTmpfs, type Tmpfs } from "../helpers/tmpfs.js";
 import { lines, makeTempDir, removeTempDirs, ROOT } from "../cli/run-wh.js";
 import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { redisAvailable, startRedis, type TestRedis } from "../redis/redis-server.js";
 import { chromiumAvailable as available, launchChromium } from "./browser-helpers.js";
 
 // @segment/analytics-next from npm, in Debian's Chromium, against wh serve. The page and the
@@ -31,7 +32,9 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((serve) => serve.stop()));
   for (const mount of mounts.splice(0)) mount.unmount();
 });
+let redis: TestRedis | undefined;
 afterAll(async () => {
+  await redis?.stop();
   await browser?.close();
   site?.server.closeAllConnections();
   site?.server.close();
@@ -130,4 +133,30 @@ describe.skipIf(!available)("@segment/analytics-next in Chromium against wh serv
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hook.requests.length).toBe(1);
   }, 60_000);
+
+  for (const store of ["spool", "redis"] as const) {
+    it.skipIf(store === "redis" && !redisAvailable)(`loads with cdnURL alone, its settings from wh serve pointing at it, and delivers every call (${store})`, async () => {
+      const hook = await receiver();
+      if (store === "redis") redis ??= await startRedis();
+      const wh = await serve(["--url", hook.url, ...(store === "redis" ? ["--queue", `${(redis as TestRedis).url}/5`] : [])]);
+      const { page, sent } = await openApp(wh.url);
+      const errors: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") errors.push(message.text());
+      });
+      await page.evaluate(async (cdnURL) => {
+        const { AnalyticsBrowser } = (globalThis as unknown as { AnalyticsNext: typeof import("@segment/analytics-next") }).AnalyticsNext;
+        const [analytics] = await AnalyticsBrowser.load({ writeKey: "wk-cdn", cdnURL }, { disableClientPersistence: true });
+        await analytics.identify("u-browser", { plan: "pro" });
+        await analytics.track("From The Browser", { n: 1 });
+        await analytics.page("Docs", "Pricing");
+      }, wh.url);
+      await eventually(() => hook.requests.length === 3, 20_000, "three deliveries");
+      const bodies = signedBodies(hook.requests);
+      expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page"]);
+      expect(bodies[1]).toMatchObject({ userId: "u-browser", event: "From The Browser", context: { library: { name: "analytics.js" } } });
+      expect(sent.filter((request) => request.method === "GET")).toEqual([{ method: "GET", retryCount: undefined, status: 200 }]);
+      expect(errors).toEqual([]);
+    }, 60_000);
+  }
 });

@@ -66,7 +66,7 @@ describe("wh serve's error answers, as analytics-python reads them", () => {
     expect(analyticsPythonOutcome(answer.status, answer.body)).toBe("retried");
   });
 
-  it("answers an unknown write key with 401 and code unknown_write_key", async () => {
+  it("answers an unknown write key with 401 (tracking) or 404 (settings) and code unknown_write_key, a known one its settings", async () => {
     const hook = await receiver();
     const dir = await makeTempDir();
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { app: { writeKey: "wk-app", webhooks: [{ url: hook.url }] } } }));
@@ -74,5 +74,10 @@ describe("wh serve's error answers, as analytics-python reads them", () => {
     running.push(wh);
     const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u", event: "E" }), { authorization: basic("wk-other"), "content-type": "application/json" });
     expect(answer).toMatchObject({ status: 401, json: { success: false, code: "unknown_write_key" } });
+    const settings = await fetch(`${wh.url}/v1/projects/wk-other/settings`);
+    expect(settings.status).toBe(404);
+    expect(await settings.json()).toMatchObject({ success: false, code: "unknown_write_key" });
+    const known = (await (await fetch(`${wh.url}/v1/projects/wk-app/settings`)).json()) as { integrations: Record<string, unknown> };
+    expect(known.integrations["Segment.io"]).toMatchObject({ apiKey: "wk-app", apiHost: `${new URL(wh.url).host}/v1`, protocol: "http" });
   });
 });

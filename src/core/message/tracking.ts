@@ -160,6 +160,37 @@ function mergeObjects(outer: unknown, inner: unknown): unknown {
   return { ...outer, ...inner };
 }
 
+/** The write key a `GET /v1/projects/<writeKey>/settings` asks for (analytics-next's `cdnURL`), or undefined for another path. */
+export function settingsWriteKey(path: string): string | undefined {
+  const match = /^\/v1\/projects\/([^/]+)\/settings\/?$/.exec(path);
+  if (match === null) return undefined;
+  try {
+    return decodeURIComponent(match[1] as string);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The settings analytics-next loads from its CDN (`<cdnURL>/v1/projects/<writeKey>/settings`,
+ * packages/browser/src/browser/index.ts loadCDNSettings), pointing its Segment.io integration at
+ * this wh serve: `apiHost` is host:port/v1 and the SDK posts to `<protocol>://<apiHost>/<t|i|p…>`.
+ * Remote metrics are off (sampleRate 0): they would go to `<apiHost>/m`, which is no tracking call.
+ */
+export function browserSettings(writeKey: string, host: string): Record<string, unknown> {
+  return {
+    integrations: { "Segment.io": { apiKey: writeKey, apiHost: `${host}/v1`, protocol: "http", unbundledIntegrations: [], addBundledMetadata: true } },
+    plan: { track: { __default: { enabled: true, integrations: {} } }, identify: { __default: { enabled: true } }, group: { __default: { enabled: true } } },
+    edgeFunction: {},
+    analyticsNextEnabled: true,
+    middlewareSettings: {},
+    enabledMiddleware: {},
+    metrics: { sampleRate: 0 },
+    legacyVideoPluginsEnabled: false,
+    remotePlugins: [],
+  };
+}
+
 /** The write key of `Authorization: Basic base64(writeKey:)`, as Segment's libraries send it. */
 export function basicAuthWriteKey(header: string | undefined): string | undefined {
   const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header ?? "");
