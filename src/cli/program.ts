@@ -7,9 +7,11 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
 const RETRY_HELP = `
 Delivery:
   One POST per message to every URL at once; delivered when any URL answers 2xx
-  within the timeout (5s, whole response), and then not retried to the others.
-  Retried: timeouts, connection errors, 408, 429 and 5xx except 501/505.
-  Final: other 4xx, 3xx (redirects are not followed), 501, 505, untrusted TLS.
+  within the timeout (5s, whole response; 10s in actions mode), and then not
+  retried to the others. Retried: timeouts, connection errors, 408, 429 and 5xx
+  except 501/505 (actions mode, as Segment's Actions destinations: 408, 423, 429
+  and 5xx except 501). Final: other 4xx, 3xx (redirects are not followed), 501,
+  505 (classic), untrusted TLS.
   Schedule: attempt n waits a random time in [0, min(10m, 1s x 2^(n-1))) (full
   jitter), or exactly what Retry-After asks; no attempt starts after the retry
   window (4h) has closed.`;
@@ -25,7 +27,7 @@ function addDeliveryOptions(command: Command): Command {
     .option("--secret-file <file>", "read the shared secret from FILE")
     .option("--secret <secret>", "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)")
     .option("--ca <file>", "also trust the CA certificates in this PEM file (repeatable)", collect)
-    .option("--timeout <duration>", "time allowed for the whole response", "5s")
+    .option("--timeout <duration>", "time allowed for the whole response (default 5s; 10s in actions mode, as Segment's Actions destinations)")
     .option("--retry-window <duration>", "stop retrying this long after the first attempt", "4h")
     .option("--max-attempts <n>", "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)")
     .option("--source <name>", "the config source to deliver for")

@@ -38,6 +38,8 @@ export interface Destination {
   method: HttpMethod;
   /** Events per request: 1 is one event per request; more is an Actions batch (a JSON array). */
   batchSize: number;
+  /** How long one attempt waits for its answer: --timeout, else the mode's (ACTIONS_TIMEOUT_MS or DEFAULT_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 export type HttpMethod = "POST" | "PUT" | "PATCH";
@@ -56,6 +58,8 @@ export interface DeliverySettings {
 export type SourceSelection = "one" | "all-enabled" | "all";
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
+/** Segment's Actions destinations wait 10 s for an answer (actions-core request-client.ts, DEFAULT_REQUEST_TIMEOUT). */
+export const ACTIONS_TIMEOUT_MS = 10_000;
 export const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
 
 /** Flags override the environment, the environment overrides the config file. */
@@ -86,11 +90,13 @@ export async function resolveDeliverySettings(
     const checked = parseWebhooks(webhooks);
     // Flag headers go to every URL: one issue each, not one per URL.
     if (!checked.ok) throw new ConfigError([...new Set(checked.issues.map(flagIssue))], { source: "the flags" });
+    const shape = deliveryShapeOf(flags, choice, config);
     return {
       source: choice.source,
       writeKey: choice.writeKey,
       enabled: choice.enabled,
-      ...deliveryShapeOf(flags, choice, config),
+      ...shape,
+      timeoutMs: flags.timeout === undefined && shape.mode === "actions" ? ACTIONS_TIMEOUT_MS : timeoutMs,
       targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),

@@ -31,7 +31,11 @@ export interface RetryPolicy {
   maxAttempts: number;
   /** A longer Retry-After is waited only this long (the client's 300 s). Default unlimited. */
   maxRetryAfterMs?: number | undefined;
+  /** Which statuses are retried: the classic destination's (default) or the Actions one's. */
+  statuses?: RetryStatuses | undefined;
 }
+
+export type RetryStatuses = "classic" | "actions";
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseMs: 1_000,
@@ -43,15 +47,17 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export type Classification = "success" | "retryable" | "final";
 
 /**
- * 2xx succeeds. Retried: timeouts, connection errors, 408, 429 and 5xx but 501 and 505.
- * Final: other 4xx, 3xx (redirects are not followed), 501, 505, TLS and other errors.
+ * 2xx succeeds. Retried: timeouts, connection errors, 408, 429 and 5xx but 501 and 505 (classic).
+ * Segment's Actions destinations retry 408, 423, 429 and every 5xx but 501 (actions-core
+ * errors.ts, RetryableStatusCodes). Final: other 4xx, 3xx (redirects are not followed), TLS and
+ * other errors.
  */
-export function classifyOutcome(outcome: AttemptOutcome): Classification {
+export function classifyOutcome(outcome: AttemptOutcome, statuses: RetryStatuses = "classic"): Classification {
   if (outcome.kind === "error") return outcome.code === "timeout" || outcome.code === "connection" ? "retryable" : "final";
   const { status } = outcome;
   if (status >= 200 && status < 300) return "success";
-  if (status === 408 || status === 429) return "retryable";
-  if (status >= 500 && status !== 501 && status !== 505) return "retryable";
+  if (status === 408 || status === 429 || (statuses === "actions" && status === 423)) return "retryable";
+  if (status >= 500 && status !== 501 && (statuses === "actions" || status !== 505)) return "retryable";
   return "final";
 }
 
@@ -95,7 +101,7 @@ export interface RetryInput {
 
 /** Decides, purely, whether and when the next attempt to one URL starts. */
 export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecision {
-  const classification = classifyOutcome(input.outcome);
+  const classification = classifyOutcome(input.outcome, policy.statuses);
   if (classification !== "retryable") return { action: "done", classification };
   if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };
   const askedMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;

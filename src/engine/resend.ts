@@ -41,6 +41,7 @@ export async function resendRequest(
     mode: "actions",
     method,
     batchSize: 1,
+    timeoutMs: 5_000,
   };
   const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], timeoutMs: 5_000, retryWindowMs: 60_000, maxAttempts: 1 }, { env, keepEveryBody: true });
   try {

@@ -263,7 +263,7 @@ export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>,
           continue;
         }
         if (!prepared.message.enabled) {
-          finish(job, "skipped", undefined, "integrations turn the Webhooks destination off");
+          finish(job, "skipped", undefined, prepared.message.skipReason ?? "integrations turn the Webhooks destination off");
           continue;
         }
         if (batchSize > 1) {

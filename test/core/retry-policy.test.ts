@@ -55,6 +55,19 @@ describe("classifyOutcome", () => {
   it.each(cases)("%s classifies %j as %s", (_id, outcome, expected) => {
     expect(classifyOutcome(outcome)).toBe(expected);
   });
+
+  // Segment's Actions destinations (actions-core errors.ts): 408, 423, 429 and 5xx but 501.
+  const actions: [string, AttemptOutcome, Classification][] = [
+    ["A01", response(423), "retryable"],
+    ["A02", response(505), "retryable"],
+    ["A03", response(501), "final"],
+    ["A04", response(408), "retryable"],
+    ["A05", response(410), "final"],
+    ["A06", response(511), "retryable"],
+  ];
+  it.each(actions)("%s in actions mode classifies %j as %s", (_id, outcome, expected) => {
+    expect(classifyOutcome(outcome, "actions")).toBe(expected);
+  });
 });
 
 describe("parseRetryAfterMs", () => {

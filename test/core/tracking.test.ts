@@ -38,9 +38,14 @@ describe("expandRequest", () => {
     expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-11-22T10:59:50.000Z", timestamp: "2026-11-22T09:59:50.000Z", sentAt: "2026-11-22T11:00:00.000Z" });
   });
 
-  it("without sentAt keeps the given timestamp (normalised to UTC) as both", () => {
+  it("without sentAt takes the given timestamp as timestamp (in UTC), keeping the client's text, offset and all, as originalTimestamp", () => {
     const result = expandRequest("track", { userId: "u", event: "E", timestamp: "2026-01-02T03:04:05+02:00" }, context);
-    expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-01-02T01:04:05.000Z", timestamp: "2026-01-02T01:04:05.000Z" });
+    expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-01-02T03:04:05+02:00", timestamp: "2026-01-02T01:04:05.000Z" });
+  });
+
+  it("keeps sentAt as the client wrote it", () => {
+    const result = expandRequest("batch", { sentAt: "2026-11-22T11:00:00+0000", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50+0000" }] }, context);
+    expect(result.ok && result.events[0]?.event).toMatchObject({ sentAt: "2026-11-22T11:00:00+0000", originalTimestamp: "2026-11-22T10:59:50+0000", timestamp: "2026-11-22T09:59:50.000Z" });
   });
 
   it("merges the batch's context and integrations into each event, the event's keys winning", () => {

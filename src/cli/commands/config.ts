@@ -18,6 +18,7 @@ export async function runConfigShow(flags: DeliveryFlags, globals: GlobalFlags, 
     })),
     sharedSecret: destination.sharedSecret === undefined ? null : MASK,
     sharedSecretFrom: destination.secretOrigin ?? null,
+    timeoutMs: destination.timeoutMs,
   }));
   output.record({ configFile: settings.configPath ?? null, destinations, timeoutMs: settings.timeoutMs, retryWindowMs: settings.retryWindowMs, ca: settings.caFiles });
   if (output.json) return 0;
@@ -29,6 +30,8 @@ export async function runConfigShow(flags: DeliveryFlags, globals: GlobalFlags, 
       for (const [name, value] of Object.entries(hook.headers)) lines.push(`    ${name}: ${value}`);
     }
     lines.push(`  shared secret: ${destination.sharedSecret === null ? "(none: requests are not signed)" : `${MASK} (from ${destination.sharedSecretFrom})`}`);
+    // Actions mode waits as Segment's Actions destinations do, unless --timeout says otherwise.
+    if (destination.timeoutMs !== settings.timeoutMs) lines.push(`  timeout: ${formatDurationMs(destination.timeoutMs)} (actions mode)`);
   }
   lines.push(`timeout: ${formatDurationMs(settings.timeoutMs)}`, `retry window: ${formatDurationMs(settings.retryWindowMs)}`);
   if (settings.caFiles.length > 0) lines.push(`extra CA files: ${settings.caFiles.join(", ")}`);

@@ -57,8 +57,16 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   }
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
   noteUnsigned(output, settings.destinations);
+  // A delete's fan-out skips the sources in actions mode: the Actions webhook never sends delete.
+  const sending = settings.destinations.filter((destination) => {
+    const { enabled, skipReason } = prepare(destination.mode);
+    if (enabled) return true;
+    output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", reason: skipReason ?? null });
+    output.result(`${output.out.yellow("skipped")} ${type}${destination.source === undefined ? "" : ` (source ${destination.source})`}: ${skipReason}; nothing was sent`);
+    return false;
+  });
   if (flags.dryRun === true) {
-    for (const destination of settings.destinations) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
+    for (const destination of sending) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
     return 0;
   }
   // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
@@ -66,7 +74,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
   try {
     const reports = await Promise.all(
-      settings.destinations.map(async (destination) => {
+      sending.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
         const shaped = prepare(destination.mode);
         const report = await deliverer.deliver(shaped.body, destination, {

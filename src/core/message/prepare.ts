@@ -36,8 +36,10 @@ export interface PreparedMessage {
   /** userId, else anonymousId: the key that orders one user's events. */
   userKey: string | undefined;
   messageId: string | undefined;
-  /** False when the message's `integrations` turn this destination off. */
+  /** False when the message's `integrations` turn this destination off, or the mode never sends its type. */
   enabled: boolean;
+  /** Why it is not sent, when not enabled. */
+  skipReason?: string | undefined;
   /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
   dropped?: readonly string[] | undefined;
 }
@@ -121,26 +123,31 @@ function carriedByClassic(type: MessageType, key: string): boolean {
 }
 
 /**
- * Segment's Webhooks (Actions) destination with its default mapping: the whole event, every field
- * kept, with those Segment's pipeline adds filled in when missing. An alias keeps camelCase
+ * Segment's Webhooks (Actions) destination with its default mapping (`data: { '@path': '$.' }`,
+ * action-destinations webhook/send/index.ts): the whole event as Segment holds it. Fields are kept
+ * as the event has them, timestamps with their own offsets; only what every event Segment holds
+ * has is filled in when missing (messageId, timestamp and receivedAt, context, integrations):
+ * sentAt and originalTimestamp are the client's, never invented. An alias keeps camelCase
  * previousId and userId. With exact bytes, the line goes as it is.
  */
 function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
   const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
   const checked = checkEvent(event, stamps);
   if (!checked.ok) return checked;
-  const { message, timestamp } = checked;
-  if (exact !== undefined) return finish(message.type, exact, message, message.messageId ?? undefined, []);
-  const now = stamps.now().toISOString();
+  const { message } = checked;
   const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
-  filled.messageId ??= stamps.newId();
-  filled.timestamp = timestamp;
-  filled.receivedAt ??= now;
-  filled.sentAt ??= now;
-  filled.originalTimestamp ??= timestamp;
-  filled.context ??= {};
-  filled.integrations ??= {};
-  return finish(message.type, JSON.stringify(filled), message, filled.messageId as string, []);
+  if (exact === undefined) {
+    const now = stamps.now().toISOString();
+    filled.messageId ??= stamps.newId();
+    filled.timestamp ??= now;
+    filled.receivedAt ??= now;
+    filled.context ??= {};
+    filled.integrations ??= {};
+  }
+  const result = finish(message.type, exact ?? JSON.stringify(filled), message, (filled.messageId as string | null | undefined) ?? undefined, []);
+  // The webhook destination has no onDelete (webhook/index.ts): Segment never sends it a delete.
+  if (!result.ok || message.type !== "delete") return result;
+  return { ok: true, message: { ...result.message, enabled: false, skipReason: "the Actions webhook never sends delete" } };
 }
 
 /** A classic alias's literal keys as the event holds them (camelCase). */

@@ -140,11 +140,12 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     if (typeof event.timestamp !== "string") return "timestamp must be an ISO 8601 string";
     const original = normalizeTimestamp(event.timestamp);
     if (original === undefined) return `timestamp ${JSON.stringify(event.timestamp)} is not an ISO 8601 date-time`;
-    event.originalTimestamp = original;
+    // The client's own texts, offsets and all, as Segment keeps them; `timestamp` is the pipeline's, in UTC.
+    event.originalTimestamp = event.timestamp;
     const sentAt = typeof sentAtText === "string" ? normalizeTimestamp(sentAtText) : undefined;
-    if (sentAtText !== undefined && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
+    if (sentAtText != null && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
     event.timestamp = sentAt === undefined ? original : new Date(receivedAt.getTime() - (Date.parse(sentAt) - Date.parse(original))).toISOString();
-    if (sentAt !== undefined) event.sentAt = sentAt;
+    if (sentAt !== undefined) event.sentAt = sentAtText;
   } else {
     event.timestamp = received;
     if (typeof sentAtText === "string") event.sentAt = sentAtText;
