@@ -18,14 +18,22 @@ describe("trackingCall", () => {
 });
 
 describe("expandRequest", () => {
-  it("takes a single call's type from the path, and adds messageId, receivedAt, timestamp and context.ip", () => {
-    const result = expandRequest("track", { userId: "u1", event: "E", writeKey: "wk" }, context);
+  it("takes a single call's type from the path, and adds messageId, receivedAt, timestamp and, for a browser's event, context.ip", () => {
+    const library = { name: "analytics.js", version: "1.84.3" };
+    const result = expandRequest("track", { userId: "u1", event: "E", writeKey: "wk", context: { library } }, context);
     expect(result).toEqual({
       ok: true,
       writeKey: "wk",
-      events: [{ index: 0, event: { userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { ip: "203.0.113.9" } } }],
+      events: [{ index: 0, event: { userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { library, ip: "203.0.113.9" } } }],
       rejected: [],
     });
+  });
+
+  it("fills no context.ip for a server-side library's event, nor one without a library", () => {
+    for (const body of [{ userId: "u1", event: "E", context: { library: { name: "analytics-python" } } }, { userId: "u1", event: "E" }]) {
+      const result = expandRequest("track", body, context);
+      expect(result.ok && (result.events[0]?.event.context as Record<string, unknown> | undefined)?.ip).toBeUndefined();
+    }
   });
 
   it("keeps the body's type, messageId and context.ip when given", () => {
@@ -69,7 +77,6 @@ describe("expandRequest", () => {
   it("refuses a request whole only when it is not a JSON object, or a batch without its array", () => {
     expect(expandRequest("track", [1], context)).toEqual({ ok: false, error: "the body must be a JSON object" });
     expect(expandRequest("batch", { batch: {} }, context)).toEqual({ ok: false, error: "a batch request needs a `batch` array" });
-    expect(expandRequest("batch", { batch: Array.from({ length: MAX_BATCH_EVENTS + 1 }, () => ({})) }, context)).toMatchObject({ ok: false, error: expect.stringContaining("limit is 2500") });
   });
 
   it("rejects each event that cannot be taken by its index, messageId and reason, keeping the others", () => {
@@ -86,6 +93,9 @@ describe("expandRequest", () => {
         { index: 2, messageId: "big", reason: "too_large", error: expect.stringContaining("32 KB"), sent: expect.objectContaining({ messageId: "big" }) },
       ],
     });
+    const many = rejectedOf("batch", { batch: Array.from({ length: MAX_BATCH_EVENTS + 1 }, () => good) });
+    expect(many.kept).toHaveLength(MAX_BATCH_EVENTS);
+    expect(many.rejected).toEqual([{ index: MAX_BATCH_EVENTS, messageId: undefined, reason: "over_batch_limit", error: "past the 2500 events one batch may carry", sent: good }]);
     expect(rejectedOf("track", { userId: "u", event: "E", timestamp: "yesterday" }).rejected).toEqual([{ index: 0, messageId: undefined, reason: "invalid_timestamp", error: expect.stringContaining("not an ISO 8601"), sent: expect.any(Object) }]);
     expect(rejectedOf("track", { userId: "u", event: "E", timestamp: 5 }).rejected).toMatchObject([{ error: expect.stringContaining("ISO 8601 string") }]);
     expect(rejectedOf("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }).rejected).toMatchObject([{ error: expect.stringContaining("sentAt") }]);

@@ -26,6 +26,11 @@ export interface PrepareOptions {
   mode?: DestinationMode | undefined;
   /** Send a line that is already in the outbound shape as its own bytes, not re-serialised. */
   exactBytes?: boolean | undefined;
+  /**
+   * False for an event wh serve accepted: its size was checked as the client sent it (32 KiB,
+   * as Segment's tracking API), and what the pipeline added cannot make it refused afterwards.
+   */
+  checkSize?: boolean | undefined;
 }
 
 /** A message ready for the wire: the exact body bytes are decided here, once. */
@@ -75,6 +80,13 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
 }
 
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
+  const result = prepareShape(value, exact, stamps, options);
+  if (!result.ok || options.checkSize === false) return result;
+  const bytes = Buffer.byteLength(result.message.body);
+  return bytes > MAX_MESSAGE_BYTES ? { ok: false, kind: "too-large", error: sizeError(bytes) } : result;
+}
+
+function prepareShape(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
   if (options.mode === "actions") return prepareActions(value, exact, stamps);
   if (isClassicOutbound(value)) return prepareOutbound(value, exact ?? JSON.stringify(value));
   const checked = checkEvent(value, stamps);
@@ -235,8 +247,6 @@ function finish(
   messageId: string | undefined,
   dropped: readonly string[],
 ): PrepareResult {
-  const bytes = Buffer.byteLength(body);
-  if (bytes > MAX_MESSAGE_BYTES) return { ok: false, kind: "too-large", error: sizeError(bytes) };
   return {
     ok: true,
     message: {

@@ -54,8 +54,8 @@ export function isDestinationEnabled(integrations: Record<string, unknown> | nul
   return true;
 }
 
-export function sizeError(bytes: number): string {
-  return `message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB)`;
+export function sizeError(bytes: number, limit = MAX_MESSAGE_BYTES): string {
+  return `message is ${bytes} bytes of JSON; the limit is ${limit} bytes (32 KB)`;
 }
 
 /** The seed's typed fields: page properties and screen context are strings where the seed names them. */

@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
+import { sizeError } from "./rules.js";
 import { isJsonObject } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
@@ -27,8 +27,16 @@ export type TrackingErrorCode =
   | "unavailable"
   | "internal_error";
 
-/** The most events one batch request may carry (Segment's HTTP API limit). */
+/** The most events one batch request may carry (Segment's HTTP API limit); those past it are rejected. */
 export const MAX_BATCH_EVENTS = 2_500;
+
+/**
+ * The largest event, in bytes of its compact JSON as the client sent it, before the pipeline adds
+ * anything: 32 KiB, the limit the SDKs hold their events to (analytics-node MAX_EVENT_SIZE_IN_KB
+ * 32, analytics-python MAX_MSG_SIZE 32 << 10). analytics-python measures its own looser
+ * serialisation (", " separators), so what it lets through is never larger here.
+ */
+export const MAX_SENT_EVENT_BYTES = 32 * 1024;
 
 /** `/v1/<call>` and the one-letter paths analytics.js posts to. */
 const CALLS: Record<string, string> = {
@@ -63,7 +71,7 @@ export interface AcceptContext {
 }
 
 /** Why one event of a request was dropped while the request was taken: a /metrics label. */
-export type RejectReason = "not_an_object" | "too_large" | "invalid_timestamp" | "invalid_message";
+export type RejectReason = "not_an_object" | "over_batch_limit" | "too_large" | "invalid_timestamp" | "invalid_message";
 
 /** One event dropped from a request, named by its place and messageId. */
 export interface RejectedEvent {
@@ -98,7 +106,6 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   if (call === "batch") {
     if (!Array.isArray(body.batch)) return { ok: false, error: "a batch request needs a `batch` array" };
     raw = body.batch;
-    if (raw.length > MAX_BATCH_EVENTS) return { ok: false, error: `the batch has ${raw.length} events; the limit is ${MAX_BATCH_EVENTS}` };
     shared = body;
   } else {
     raw = [{ ...body, type: body.type ?? call }];
@@ -111,9 +118,13 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
       continue;
     }
     const messageId = typeof item.messageId === "string" ? item.messageId : undefined;
+    if (index >= MAX_BATCH_EVENTS) {
+      rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_EVENTS} events one batch may carry`, sent: item });
+      continue;
+    }
     const bytes = Buffer.byteLength(JSON.stringify(item));
-    if (bytes > MAX_MESSAGE_BYTES) {
-      rejected.push({ index, messageId, reason: "too_large", error: sizeError(bytes), sent: item });
+    if (bytes > MAX_SENT_EVENT_BYTES) {
+      rejected.push({ index, messageId, reason: "too_large", error: sizeError(bytes, MAX_SENT_EVENT_BYTES), sent: item });
       continue;
     }
     const enriched = enrich(item, shared, context);
@@ -129,8 +140,8 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
   const integrations = mergeObjects(batch.integrations, event.integrations);
   if (context !== undefined) event.context = context;
   if (integrations !== undefined) event.integrations = integrations;
-  if (ip !== undefined && (event.context === undefined || (isJsonObject(event.context) && event.context.ip === undefined))) {
-    event.context = { ...(isJsonObject(event.context) ? event.context : {}), ip };
+  if (ip !== undefined && fromClientLibrary(event.context) && isJsonObject(event.context) && event.context.ip === undefined) {
+    event.context = { ...event.context, ip };
   }
   if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
   const received = receivedAt.toISOString();
@@ -151,6 +162,18 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     if (typeof sentAtText === "string") event.sentAt = sentAtText;
   }
   return event;
+}
+
+/**
+ * Segment's libraries that run on the user's device: for their events Segment fills context.ip
+ * from the request (the Spec's common fields: collected for analytics.js, iOS and Android).
+ * A server-side library's request comes from the app's server, whose address is no user's.
+ */
+const CLIENT_LIBRARIES = new Set(["analytics.js", "analytics-ios", "analytics-android", "analytics-kotlin", "analytics-swift", "analytics-react-native", "@segment/analytics-react-native", "analytics-flutter"]);
+
+function fromClientLibrary(context: unknown): boolean {
+  const library = isJsonObject(context) ? context.library : undefined;
+  return isJsonObject(library) && typeof library.name === "string" && CLIENT_LIBRARIES.has(library.name);
 }
 
 /** The batch's object under the event's: shallow, the event's keys win. */

@@ -83,7 +83,8 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     await options.admit?.();
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
-    const source = options.bySource ? sources.find((candidate) => candidate.destination.writeKey !== undefined && candidate.destination.writeKey === writeKey) : sources[0];
+    // No write key, no source: Segment could not say whose events these are, nor can wh (flat settings included).
+    const source = writeKey === undefined ? undefined : options.bySource ? sources.find((candidate) => candidate.destination.writeKey === writeKey) : sources[0];
     if (source === undefined) {
       return report({ ...base, status: 401, code: writeKey === undefined ? "no_write_key" : "unknown_write_key", source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
     }
@@ -95,7 +96,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const ids = new Set<string>();
     let duplicates = 0;
     for (const { index, event } of expanded.events) {
-      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode });
+      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, checkSize: false });
       const messageId = event.messageId as string;
       if (!prepared.ok) {
         rejected.push(rejectionAt(where(index), { messageId, reason: prepared.kind === "too-large" ? "too_large" : "invalid_message", error: prepared.error, sent: event }));
