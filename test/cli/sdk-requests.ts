@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { readFileSync } from "node:fs";
 
-/** One request a real Segment SDK sent (../shared/fixtures/sdk-requests/README.md). */
+/** One request a real Segment SDK sent (fixtures/sdk-requests/README.md). */
 export interface SdkRequest {
   method: string;
   path: string;
@@ -10,7 +10,12 @@ export interface SdkRequest {
   body: string;
 }
 
-const GOLDEN = new URL("../../../../shared/fixtures/sdk-requests/", import.meta.url);
+/**
+ * The requests captured from real SDKs, copied byte for byte from the project's shared fixtures
+ * (../shared/fixtures/sdk-requests beside the repository, which a clone elsewhere does not have);
+ * test/cli/sdk-requests-copy.test.ts holds the copies to the originals where they are present.
+ */
+export const GOLDEN = new URL("../../fixtures/sdk-requests/", import.meta.url);
 
 export function goldenRequests(file: string): SdkRequest[] {
   return readFileSync(new URL(file, GOLDEN), "utf8")
