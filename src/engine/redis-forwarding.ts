@@ -23,6 +23,13 @@ export class RedisForwardLogs {
     return this.next;
   }
 
+  /** The entry of a job that has ended, no longer tracked. */
+  private forget(number: number): QueuedEntry | undefined {
+    const entry = this.entries.get(number);
+    this.entries.delete(number);
+    return entry;
+  }
+
   /** Entries read and not yet ended. */
   get outstanding(): number {
     return this.entries.size;
@@ -30,10 +37,13 @@ export class RedisForwardLogs {
 
   readonly journal: FinishedLog = {
     markFinished: (number) => {
-      const entry = this.entries.get(number);
-      if (entry === undefined) return;
-      this.entries.delete(number);
-      this.queue.ended(entry.partition, entry.id);
+      const entry = this.forget(number);
+      if (entry !== undefined) this.queue.ended(entry.partition, entry.id);
+    },
+    // Cut (its partition's lease ended) or never started: still pending in Redis.
+    markUnfinished: (number) => {
+      const entry = this.forget(number);
+      if (entry !== undefined) this.queue.unfinished(entry);
     },
     flush: () => {
       void this.queue.commit();

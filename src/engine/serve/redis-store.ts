@@ -76,6 +76,8 @@ export class RedisStore implements EventStore {
               continue;
             }
             const { destination, job } = makeJob(this.logsOf.track(entry), stored);
+            // Cut when this process's lease on the partition ends: the event stays pending for the next owner.
+            job.signal = entry.lease;
             const queue = queues.get(destination) as JobQueue;
             const batch = batches.get(queue);
             if (batch === undefined) batches.set(queue, [job]);
