@@ -1,23 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "./run-wh.js";
-import { basic, post, startServe, type ServeProcess } from "./serve-helpers.js";
+import { makeTempDir } from "./run-wh.js";
+import { basic, post, servedInTempDirs } from "./serve-helpers.js";
 import { goldenRequests, replay } from "./sdk-requests.js";
 
 const receiver = closedAfterEach();
-const running: ServeProcess[] = [];
-afterAll(async () => {
-  await Promise.all(running.map((serve) => serve.stop()));
-  await removeTempDirs();
-});
-
-async function serve(args: readonly string[]): Promise<ServeProcess> {
-  const wh = await startServe(args, { cwd: await makeTempDir() });
-  running.push(wh);
-  return wh;
-}
+const serve = servedInTempDirs();
 
 /**
  * What analytics-python 2.3.4 does with an answer (segment/analytics/request.py, consumer.py):
@@ -70,8 +60,7 @@ describe("wh serve's error answers, as analytics-python reads them", () => {
     const hook = await receiver();
     const dir = await makeTempDir();
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { app: { writeKey: "wk-app", webhooks: [{ url: hook.url }] } } }));
-    const wh = await startServe([], { cwd: dir });
-    running.push(wh);
+    const wh = await serve([], dir);
     const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u", event: "E" }), { authorization: basic("wk-other"), "content-type": "application/json" });
     expect(answer).toMatchObject({ status: 401, json: { success: false, code: "unknown_write_key" } });
     const settings = await fetch(`${wh.url}/v1/projects/wk-other/settings`);

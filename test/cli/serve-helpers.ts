@@ -1,7 +1,7 @@
 import { Analytics } from "@segment/analytics-node";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import type { RecordedRequest } from "../helpers/recording-server.js";
-import { hmacHex, lines, spawnWh, type RunOptions, type WhProcess } from "./run-wh.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, spawnWh, type RunOptions, type WhProcess } from "./run-wh.js";
 
 export const SECRET = "serve-test-secret";
 
@@ -25,6 +25,24 @@ export async function startServe(args: readonly string[], options: RunOptions & 
       if (wh.child.exitCode === null) wh.child.kill("SIGTERM");
       await wh.exited;
     },
+  };
+}
+
+/**
+ * For a test file whose tests start `wh serve`: call it once at the top; it returns
+ * `serve(args, cwd?)` (a fresh directory unless given), and every process it started is stopped
+ * after the file's tests.
+ */
+export function servedInTempDirs(): (args: readonly string[], cwd?: string) => Promise<ServeProcess> {
+  const running: ServeProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(running.map((serve) => serve.stop()));
+    await removeTempDirs();
+  });
+  return async (args, cwd) => {
+    const wh = await startServe(args, { cwd: cwd ?? (await makeTempDir()) });
+    running.push(wh);
+    return wh;
   };
 }
 

@@ -1,20 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "./run-wh.js";
-import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "./serve-helpers.js";
+import { basic, eventually, post, servedInTempDirs, signedBodies } from "./serve-helpers.js";
 
 const receiver = closedAfterEach();
-const running: ServeProcess[] = [];
-afterAll(async () => {
-  await Promise.all(running.map((serve) => serve.stop()));
-  await removeTempDirs();
-});
-
-async function serve(args: readonly string[]): Promise<ServeProcess> {
-  const wh = await startServe(args, { cwd: await makeTempDir() });
-  running.push(wh);
-  return wh;
-}
+const serve = servedInTempDirs();
 
 const auth = { authorization: basic("wk"), "content-type": "application/json" };
 

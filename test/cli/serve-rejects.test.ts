@@ -1,20 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
-import { basic, eventually, post, sdk, signedBodies, startServe, type ServeProcess } from "./serve-helpers.js";
+import { lines, STACK_TRACE } from "./run-wh.js";
+import { basic, eventually, post, sdk, servedInTempDirs, signedBodies } from "./serve-helpers.js";
 
 const receiver = closedAfterEach();
-const running: ServeProcess[] = [];
-afterAll(async () => {
-  await Promise.all(running.map((serve) => serve.stop()));
-  await removeTempDirs();
-});
-
-async function serve(args: readonly string[]): Promise<ServeProcess> {
-  const wh = await startServe(args, { cwd: await makeTempDir() });
-  running.push(wh);
-  return wh;
-}
+const serve = servedInTempDirs();
 
 describe("wh serve takes a request event by event, as Segment's tracking API does", () => {
   it("delivers the 14 good events of an analytics-node batch and reports the one invalid event loudly", async () => {

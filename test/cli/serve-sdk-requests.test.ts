@@ -1,21 +1,11 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
+import { STACK_TRACE } from "./run-wh.js";
 import { goldenRequests, replay } from "./sdk-requests.js";
-import { eventually, signedBodies, startServe, type ServeProcess } from "./serve-helpers.js";
+import { eventually, servedInTempDirs, signedBodies } from "./serve-helpers.js";
 
 const receiver = closedAfterEach();
-const running: ServeProcess[] = [];
-afterAll(async () => {
-  await Promise.all(running.map((serve) => serve.stop()));
-  await removeTempDirs();
-});
-
-async function serve(args: readonly string[]): Promise<ServeProcess> {
-  const wh = await startServe(args, { cwd: await makeTempDir() });
-  running.push(wh);
-  return wh;
-}
+const serve = servedInTempDirs();
 
 const FILES = ["analytics-python-2.3.4.ndjson", "analytics-go-3.3.0.ndjson", "analytics-go-2.1.1.ndjson"];
 
