@@ -1,4 +1,4 @@
-import { MESSAGE_TYPES } from "../core/message/schema.js";
+import { MESSAGE_TYPES } from "../core/message/types.js";
 import { commandBuilders } from "./inspector-commands.js";
 
 /**

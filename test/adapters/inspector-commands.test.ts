@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandBuilders, type CommandSource } from "../../src/adapters/inspector-commands.js";
 import { INSPECTOR_PAGE } from "../../src/adapters/inspector-page.js";
-import { MESSAGE_TYPES } from "../../src/core/message/schema.js";
+import { MESSAGE_TYPES } from "../../src/core/message/types.js";
 import { shellWords } from "../helpers/shell-words.js";
 
 // The inspector's copied commands, run by a real `sh -c` (see shellWords): every hostile text

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { prepareLine, prepareMessage, type MessageStamps, type PreparedMessage } from "../../src/core/message/prepare.js";
-import type { MessageType } from "../../src/core/message/schema.js";
+import type { MessageType } from "../../src/core/message/types.js";
 import { USER_AGENT, VERSION } from "../../src/version.js";
 import { createHarness, deliver, targetOf } from "./support.js";
 

@@ -1,5 +1,6 @@
 import { checkRequiredFields, checkShape, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
-import { formatIssues, parseInboundMessage, type MessageType } from "./schema.js";
+import { formatIssues, parseInboundMessage } from "./schema.js";
+import type { MessageType } from "./types.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
 

@@ -4,8 +4,8 @@ import {
   parseInboundMessage,
   parseOutboundMessage,
   type InboundMessage,
-  type MessageType,
 } from "./schema.js";
+import type { MessageType } from "./types.js";
 import { asCaptureRecord } from "../capture.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
 import { parseJson } from "./parse-json.js";

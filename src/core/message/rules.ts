@@ -1,4 +1,5 @@
-import { formatIssues, parsePageProperties, parseScreenContext, type MessageType } from "./schema.js";
+import { formatIssues, parsePageProperties, parseScreenContext } from "./schema.js";
+import type { MessageType } from "./types.js";
 
 /** The largest message accepted, in bytes of serialised JSON (the seed's 32 KB). */
 export const MAX_MESSAGE_BYTES = 32_000;

@@ -2,14 +2,12 @@ import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
 import { withFastPath } from "../schema-check.js";
 import { isJsonObject } from "./parse-json.js";
+import { MESSAGE_TYPES, type MessageType } from "./types.js";
 
 // zod/mini (the same library, its tree-shakable API) keeps every command that validates a small
 // bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English here.
 z.config(en());
 
-/** The seven message types the destination posts. */
-export const MESSAGE_TYPES = ["identify", "track", "page", "screen", "group", "alias", "delete"] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 /** A message's type, with an error that says "missing type" when there is none. */
 const messageType = z.enum(MESSAGE_TYPES, {
