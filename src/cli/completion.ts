@@ -1,30 +1,56 @@
-import type { Command } from "commander";
+import { loadConfig } from "../config/load.js";
 import { UsageError } from "../core/errors.js";
+import { globalFlags } from "./flags/tables.js";
+import { type FlagTable, longName } from "./flags/spec.js";
+import type { CliIo } from "./io.js";
+import { COMMANDS } from "./registry/index.js";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 
 interface CommandInfo {
   /** The words that lead to it: ["audience", "sync"]. */
-  path: string[];
+  path: readonly string[];
+  /** Subcommands, and the values of its first argument (the message types of `wh send`). */
+  words: string[];
   flags: string[];
-  subcommands: string[];
 }
 
-/** Every command of the registry, with its long flags and subcommands, taken from commander itself. */
-function describe(program: Command): CommandInfo[] {
-  const infos: CommandInfo[] = [];
-  const visit = (command: Command, path: string[]): void => {
-    const flags = command.options.map((option) => option.long).filter((flag): flag is string => flag !== undefined);
-    infos.push({ path, flags: [...flags, "--help"], subcommands: command.commands.map((sub) => sub.name()) });
-    for (const sub of command.commands) visit(sub, [...path, sub.name()]);
-  };
-  visit(program, []);
+/** A flag that takes a value, with what to offer for it. */
+interface ValueFlag {
+  flag: string;
+  complete: readonly string[] | "file" | "sources";
+}
+
+/** Every command of the registry: its subcommands, argument values and long flags. */
+function describe(): CommandInfo[] {
+  const root: CommandInfo = { path: [], words: [], flags: [...flagNames(globalFlags), "--help", "--version"] };
+  const infos = [root];
+  for (const command of COMMANDS) {
+    const parent = infos.find((info) => info.path.join(" ") === command.path.slice(0, -1).join(" "));
+    parent?.words.push(command.path.at(-1) ?? "");
+    infos.push({ path: command.path, words: [...(command.args?.[0]?.complete ?? [])], flags: [...flagNames(command.flags ?? {}), "--help"] });
+  }
   return infos;
 }
 
-/** The completion script for `shell`: commands, subcommands, flags, and source names from the config at completion time. */
-export function completionScript(shell: string, program: Command): string {
-  const infos = describe(program);
+function flagNames(table: FlagTable): string[] {
+  return Object.values(table).map(longName);
+}
+
+/** Every flag that takes a value and has values to offer, once (a name means the same everywhere). */
+function valueFlags(): ValueFlag[] {
+  const found = new Map<string, ValueFlag>();
+  for (const command of COMMANDS) {
+    for (const spec of Object.values(command.flags ?? {})) {
+      if (spec.complete !== undefined) found.set(longName(spec), { flag: longName(spec), complete: spec.complete });
+    }
+  }
+  return [...found.values()];
+}
+
+/** The completion script for `shell`: commands, subcommands, flags, their values, and source names from the config at completion time. */
+export function completionScript(shell: string): string {
+  const infos = describe();
   switch (shell) {
     case "bash":
       return bashScript(infos);
@@ -34,31 +60,46 @@ export function completionScript(shell: string, program: Command): string {
     case "fish":
       return fishScript(infos);
     default:
-      throw new UsageError(`wh completion ${JSON.stringify(shell)}: expected one of ${SHELLS.join(", ")}`, { hint: "eval \"$(wh completion bash)\" in ~/.bashrc" });
+      throw new UsageError(`wh completion ${JSON.stringify(shell)}: expected one of ${SHELLS.join(", ")}`, { hint: 'eval "$(wh completion bash)" in ~/.bashrc' });
   }
 }
 
+/** `wh completion [shell]`, and `--sources`, which the scripts call for the config's source names. */
+export async function runCompletion(shell: string | undefined, flags: { sources?: boolean }, io: CliIo): Promise<number> {
+  if (flags.sources === true) {
+    const { config } = await loadConfig(io.cwd).catch(() => ({ config: {} as { sources?: Record<string, unknown> } }));
+    for (const name of Object.keys(config.sources ?? {})) io.stdout.write(`${name}\n`);
+    return 0;
+  }
+  io.stdout.write(completionScript(shell ?? ""));
+  return 0;
+}
+
+function bashValueCase({ flag, complete }: ValueFlag): string {
+  if (complete === "file") return `    ${flag}) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;`;
+  if (complete === "sources") return `    ${flag}) COMPREPLY=( $(compgen -W "$(wh completion --sources 2>/dev/null)" -- "$cur") ); return ;;`;
+  return `    ${flag}) COMPREPLY=( $(compgen -W "${complete.join(" ")}" -- "$cur") ); return ;;`;
+}
+
 function bashScript(infos: CommandInfo[]): string {
-  const cases = infos
-    .map((info) => `    "${info.path.join(" ")}") words="${[...info.subcommands, ...info.flags].join(" ")}" ;;`)
+  const cases = infos.map((info) => `    "${info.path.join(" ")}") words="${[...info.words, ...info.flags].join(" ")}" ;;`).join("\n");
+  const paths = infos
+    .filter((info) => info.path.length > 0)
+    .map((info) => `      "${info.path.join(" ")}") path="${info.path.join(" ")}" ;;`)
     .join("\n");
   return `# wh completion for bash: eval "$(wh completion bash)"
 _wh() {
   local cur prev path="" word i
   cur="\${COMP_WORDS[COMP_CWORD]}"
   prev="\${COMP_WORDS[COMP_CWORD-1]}"
-  if [[ "$prev" == "--source" ]]; then
-    COMPREPLY=( $(compgen -W "$(wh completion --sources 2>/dev/null)" -- "$cur") )
-    return
-  fi
+  case "$prev" in
+${valueFlags().map(bashValueCase).join("\n")}
+  esac
   for (( i = 1; i < COMP_CWORD; i++ )); do
     word="\${COMP_WORDS[i]}"
     [[ "$word" == -* ]] && continue
     case "\${path:+$path }$word" in
-${infos
-  .filter((info) => info.path.length > 0)
-  .map((info) => `      "${info.path.join(" ")}") path="${info.path.join(" ")}" ;;`)
-  .join("\n")}
+${paths}
     esac
   done
   local words=""
@@ -71,16 +112,21 @@ complete -o default -F _wh wh
 `;
 }
 
+function fishValues(flag: string, values: Map<string, ValueFlag>): string {
+  const complete = values.get(flag)?.complete;
+  if (complete === undefined) return "";
+  if (complete === "file") return " -r -F";
+  if (complete === "sources") return " -r -a '(wh completion --sources 2>/dev/null)'";
+  return ` -r -a '${complete.join(" ")}'`;
+}
+
 function fishScript(infos: CommandInfo[]): string {
+  const values = new Map(valueFlags().map((value) => [value.flag, value]));
   const lines = ["# wh completion for fish: wh completion fish > ~/.config/fish/completions/wh.fish", "complete -c wh -f"];
   for (const info of infos) {
-    const condition =
-      info.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${info.path[info.path.length - 1]}`;
-    for (const sub of info.subcommands) lines.push(`complete -c wh -n '${condition}' -a ${sub}`);
-    for (const flag of info.flags) {
-      const values = flag === "--source" ? " -r -a '(wh completion --sources 2>/dev/null)'" : "";
-      lines.push(`complete -c wh -n '${condition}' -l ${flag.slice(2)}${values}`);
-    }
+    const condition = info.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${info.path.at(-1)}`;
+    for (const word of info.words) lines.push(`complete -c wh -n '${condition}' -a ${word}`);
+    for (const flag of info.flags) lines.push(`complete -c wh -n '${condition}' -l ${flag.slice(2)}${fishValues(flag, values)}`);
   }
   return `${lines.join("\n")}\n`;
 }

@@ -1,18 +1,4 @@
-import { isIP } from "node:net";
 import { UsageError } from "../core/errors.js";
-
-/**
- * `--host`: the address a server listens on. An empty one is refused (Node would listen on every
- * interface); so is a dotted number that is no IPv4 address (`999.1.1.1`), which Node would
- * otherwise look up as a host name.
- */
-export function parseHostFlag(value: string | undefined): string {
-  if (value === undefined) return "127.0.0.1";
-  if (value === "") throw new UsageError(`--host "": give an address, such as 127.0.0.1 (or 0.0.0.0 for every interface)`);
-  if (!/^[\w.:%-]+$/.test(value)) throw new UsageError(`--host ${JSON.stringify(value)}: not an IP address or a host name`, { hint: /^\[.*\]$/.test(value) ? "give an IPv6 address without the brackets: --host ::1" : undefined });
-  if (/^[\d.]+$/.test(value) && isIP(value) === 0) throw new UsageError(`--host ${value}: not a valid IPv4 address (four numbers from 0 to 255, such as 127.0.0.1)`);
-  return value;
-}
 
 /**
  * Why a server could not listen on `host:port`, as a usage error naming the flag to change; an

@@ -1,47 +1,19 @@
 import { MASK, redactHeaderValue, redactUrl } from "../core/redact.js";
+import { type FlagTable, longName } from "./flags/spec.js";
 
 /**
- * The flags that decide what a resumed run reads, where and how it delivers and where it
- * records, and how it shows it: every flag of replay and ingest but --secret, --resume and
- * --dry-run (test/cli/resume-hint.test.ts checks them against --help).
- */
-const REPEATED_FLAGS: readonly [key: string, flag: string][] = [
-  ["url", "--url"],
-  ["header", "--header"],
-  ["source", "--source"],
-  ["config", "--config"],
-  ["secretFile", "--secret-file"],
-  ["ca", "--ca"],
-  ["timeout", "--timeout"],
-  ["retryWindow", "--retry-window"],
-  ["maxAttempts", "--max-attempts"],
-  ["journal", "--journal"],
-  ["deadLetter", "--dead-letter"],
-  ["concurrency", "--concurrency"],
-  ["ordered", "--ordered"],
-  ["rate", "--rate"],
-  ["shard", "--shard"],
-  ["mode", "--mode"],
-  ["method", "--method"],
-  ["batchSize", "--batch-size"],
-  ["exactBytes", "--exact-bytes"],
-  ["writeKey", "--write-key"],
-  ["endpoint", "--endpoint"],
-  ["flushAt", "--flush-at"],
-  ["flushAfter", "--flush-after"],
-  ["verbose", "--verbose"],
-];
-
-/**
- * The command that resumes a run: the same input and every flag that matters, shell-quoted.
+ * The command that resumes a run: the same input and every flag of its table that the table marks
+ * as mattering to a resumed run (`resume`), as the user typed it, shell-quoted.
  * Never a secret: --secret is left out (say WH_SHARED_SECRET instead), and URL passwords and
  * credential-like header values are masked, with a note that they must be typed again.
  */
-export function resumeCommand(command: string, file: string, flags: Record<string, unknown>): string {
+export function resumeCommand(command: string, file: string, flags: Record<string, unknown>, table: FlagTable): string {
   const words = ["wh", command, file];
   let masked = false;
-  for (const [key, flag] of REPEATED_FLAGS) {
+  for (const [key, spec] of Object.entries(table)) {
     const value = flags[key];
+    if (spec.resume === undefined) continue;
+    const flag = longName(spec);
     if (value === undefined || value === false) continue;
     if (value === true) {
       words.push(flag);
@@ -49,9 +21,9 @@ export function resumeCommand(command: string, file: string, flags: Record<strin
     }
     for (const each of Array.isArray(value) ? (value as unknown[]) : [value]) {
       let text = String(each);
-      if (key === "url" || key === "endpoint") text = maskUrl(text);
-      if (key === "header") text = maskHeader(text);
-      if (key === "writeKey") text = MASK;
+      if (spec.resume === "url") text = maskUrl(text);
+      if (spec.resume === "header") text = maskHeader(text);
+      if (spec.resume === "secret") text = MASK;
       masked ||= text.includes(MASK);
       words.push(flag, text);
     }

@@ -1,26 +1,29 @@
-import { parseDurationFlag } from "../core/duration.js";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
-import { parseIntFlag } from "../core/int-flag.js";
 import { loadConfig } from "./load.js";
 import type { DestinationMode } from "../core/message/prepare.js";
-import { MAX_BATCH_SIZE, parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
+import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
 
-/** The flags every delivering command shares (commander's camelCase names). */
+/**
+ * What the user chose for delivery, parsed: the delivery flags of the command line (cli/flags/tables.ts
+ * deliveryFlags, whose parsed values every delivering command passes here as they are).
+ */
 export interface DeliveryFlags extends SecretFlags {
   config?: string | undefined;
   url?: string[] | undefined;
   header?: string[] | undefined;
   ca?: string[] | undefined;
-  timeout?: string | undefined;
-  retryWindow?: string | undefined;
-  maxAttempts?: string | undefined;
+  /** Milliseconds. */
+  timeout?: number | undefined;
+  /** Milliseconds; DEFAULT_RETRY_WINDOW_MS when absent. */
+  retryWindow?: number | undefined;
+  maxAttempts?: number | undefined;
   source?: string | undefined;
-  mode?: string | undefined;
-  method?: string | undefined;
-  batchSize?: string | undefined;
+  mode?: DestinationMode | undefined;
+  method?: HttpMethod | undefined;
+  batchSize?: number | undefined;
 }
 
 /** Where one message goes: a source's URLs, with its headers and secret. */
@@ -69,10 +72,9 @@ export async function resolveDeliverySettings(
   cwd: string,
   selection: SourceSelection = "one",
 ): Promise<DeliverySettings> {
-  const timeoutMs = parseDurationFlag("--timeout", flags.timeout, DEFAULT_TIMEOUT_MS);
-  const retryWindowMs = parseDurationFlag("--retry-window", flags.retryWindow, DEFAULT_RETRY_WINDOW_MS);
-  if (timeoutMs === 0) throw new UsageError("--timeout must be more than 0");
-  const maxAttempts = flags.maxAttempts === undefined ? Number.POSITIVE_INFINITY : parseIntFlag("--max-attempts", flags.maxAttempts, 1, 1, 1_000_000);
+  const timeoutMs = flags.timeout ?? DEFAULT_TIMEOUT_MS;
+  const retryWindowMs = flags.retryWindow ?? DEFAULT_RETRY_WINDOW_MS;
+  const maxAttempts = flags.maxAttempts ?? Number.POSITIVE_INFINITY;
   const secret = await secretFromFlagsOrEnv(flags, env);
   const flagHeaders = parseHeaderFlags(flags.header ?? []);
   const { config, filepath } = await loadConfig(cwd, flags.config);
@@ -119,10 +121,8 @@ interface SourceChoice {
 /** The mode, method and batch size: flags, then the source's, then the config's top level. */
 function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhConfig): { mode: DestinationMode; method: HttpMethod; batchSize: number } {
   const mode = flags.mode ?? choice.mode ?? config.mode ?? "classic";
-  if (mode !== "classic" && mode !== "actions") throw new UsageError(`--mode ${JSON.stringify(mode)}: expected classic or actions`);
-  const method = (flags.method?.toUpperCase() ?? choice.method ?? config.method ?? "POST") as HttpMethod;
-  if (!["POST", "PUT", "PATCH"].includes(method)) throw new UsageError(`--method ${JSON.stringify(flags.method)}: expected POST, PUT or PATCH`);
-  const batchSize = flags.batchSize === undefined ? (choice.batchSize ?? config.batchSize ?? 1) : parseIntFlag("--batch-size", flags.batchSize, 1, 1, MAX_BATCH_SIZE);
+  const method = flags.method ?? choice.method ?? config.method ?? "POST";
+  const batchSize = flags.batchSize ?? choice.batchSize ?? config.batchSize ?? 1;
   // The classic destination posts one event per request: PUT, PATCH and batches are Actions'.
   if (mode === "classic" && method !== "POST") throw new UsageError(`--method ${method} needs --mode actions (the classic destination only POSTs)`);
   if (mode === "classic" && batchSize > 1) throw new UsageError(`--batch-size ${batchSize} needs --mode actions (the classic destination sends one event per request)`);

@@ -1,5 +1,3 @@
-import { UsageError } from "./errors.js";
-
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** The longest duration a flag takes: Node's timers hold at most 2^31-1 ms (about 24.8 days) and fire at once beyond it. */
@@ -14,17 +12,6 @@ export function parseDurationMs(text: string): number | undefined {
   if (match === null) return undefined;
   const value = Number(match[1]);
   return Math.round(value * (UNIT_MS[match[2] as string] ?? 1));
-}
-
-/** A duration flag, or `fallback` when absent; a usage error that suggests the fix otherwise. */
-export function parseDurationFlag(flag: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const ms = parseDurationMs(value);
-  if (ms !== undefined && ms > MAX_DURATION_MS) throw new UsageError(`${flag} ${JSON.stringify(value)}: at most 24d (Node's timers cannot wait longer)`);
-  if (ms !== undefined) return ms;
-  const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value)?.[1];
-  if (bare !== undefined) throw new UsageError(`${flag} ${JSON.stringify(value)}: a duration needs a unit: did you mean ${bare}s (or ${bare}ms)?`);
-  throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a duration such as 500ms, 5s, 10m or 4h`);
 }
 
 /** Formats a duration for people: `850ms`, `2.4s`, `3m 20s`, `4h`. */

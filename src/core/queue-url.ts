@@ -1,6 +1,3 @@
-import { UsageError } from "./errors.js";
-import { redactUrlText } from "./redact.js";
-
 /**
  * Why a text is not a Redis queue address wh can use (`redis://[user:password@]host[:port][/db]`,
  * `rediss://` for TLS), or undefined when it is. Checked before connecting: node-redis throws a
@@ -18,11 +15,4 @@ export function queueUrlProblem(text: string): string | undefined {
   const database = url.pathname.slice(1);
   if (database !== "" && !/^\d{1,5}$/.test(database)) return `the database ${JSON.stringify(database)} is not a number (the path is the database index, such as /0)`;
   return undefined;
-}
-
-/** `--queue URL`: the URL, or a usage error saying what is wrong with it (its password masked). */
-export function parseQueueFlag(text: string): string {
-  const problem = queueUrlProblem(text);
-  if (problem !== undefined) throw new UsageError(`--queue ${JSON.stringify(redactUrlText(text))}: ${problem}`);
-  return text;
 }

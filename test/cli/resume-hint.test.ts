@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { ingestFlags, replayFlags } from "../../src/cli/flags/tables.js";
 import { resumeCommand } from "../../src/cli/resume-hint.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { manyEvents, spawnSigned } from "./replay-helpers.js";
@@ -35,7 +36,7 @@ describe("the resume command", () => {
     expect(options.length).toBeGreaterThan(8);
 
     for (const { flag, takesValue } of options.filter((option) => !NOT_REPEATED.has(option.flag))) {
-      const words = resumeCommand(command, "events.ndjson", { [camel(flag)]: takesValue ? "7" : true }).split(" ");
+      const words = resumeCommand(command, "events.ndjson", { [camel(flag)]: takesValue ? "7" : true }, command === "replay" ? replayFlags : ingestFlags).split(" ");
       expect(words, flag).toContain(flag);
       // The write key is a secret: masked, to be typed again.
       if (takesValue) expect(words[words.indexOf(flag) + 1], flag).toBe(flag === "--write-key" ? "'***'" : "7");

@@ -312,7 +312,7 @@ describe("shell completion", () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toContain("complete -o default -F _wh wh");
     expect(result.stdout).toContain("1:replay");
-    expect(result.stdout).toContain("2:--concurrency --config");
+    expect(result.stdout).toMatch(/2:(--concurrency --config|--config --concurrency)\n/);
     expect(result.stdout).toContain("3:--members");
     expect(result.stdout).toMatch(/4:(web ios|ios web)/);
     for (const shell of ["zsh", "fish"]) expect((await run(["completion", shell])).stdout).toMatch(/wh/);

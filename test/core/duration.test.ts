@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDurationMs, parseDurationFlag, parseDurationMs } from "../../src/core/duration.js";
+import { formatDurationMs, parseDurationMs } from "../../src/core/duration.js";
 
 describe("parseDurationMs", () => {
   it.each([
@@ -17,16 +17,6 @@ describe("parseDurationMs", () => {
 
   it.each(["", "s", "-1s", "5x", "5S", "1.2.3s", "five seconds", "5 s 3", ".5s", "5", "250", "0"])("refuses %j", (text) => {
     expect(parseDurationMs(text)).toBeUndefined();
-  });
-});
-
-describe("parseDurationFlag", () => {
-  it("refuses a duration without a unit, suggesting one", () => {
-    expect(() => parseDurationFlag("--timeout", "5", 5_000)).toThrow('--timeout "5": a duration needs a unit: did you mean 5s (or 5ms)?');
-  });
-
-  it("takes the fallback when the flag is absent", () => {
-    expect(parseDurationFlag("--timeout", undefined, 5_000)).toBe(5_000);
   });
 });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MessageStamps } from "../../src/core/message/prepare.js";
 import { basicAuthWriteKey, expandRequest, MAX_BATCH_EVENTS, RecentIds, trackingCall } from "../../src/core/message/tracking.js";
-import { parseSizeFlag } from "../../src/core/size-flag.js";
 import { Registry } from "../../src/core/prometheus.js";
 
 const stamps: MessageStamps = { now: () => new Date("2026-11-22T10:00:00.000Z"), newId: () => "new-id" };
@@ -142,17 +141,6 @@ describe("RecentIds", () => {
     const recent = new RecentIds(0);
     recent.add("a");
     expect(recent.has("a")).toBe(false);
-  });
-});
-
-describe("parseSizeFlag", () => {
-  it("reads sizes with units, and refuses the rest naming the flag", () => {
-    expect(parseSizeFlag("--max-body", "500kb", 1)).toBe(500_000);
-    expect(parseSizeFlag("--max-body", "1.5MB", 1)).toBe(1_500_000);
-    expect(parseSizeFlag("--max-body", "2MiB", 1)).toBe(2_097_152);
-    expect(parseSizeFlag("--max-body", "1024", 1)).toBe(1024);
-    expect(parseSizeFlag("--max-body", undefined, 7)).toBe(7);
-    for (const bad of ["", "lots", "5 parsecs", "-1kb", "0"]) expect(() => parseSizeFlag("--max-body", bad, 1)).toThrow(/--max-body .*expected a size/);
   });
 });
 

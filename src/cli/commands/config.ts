@@ -1,13 +1,15 @@
 import { loadConfig } from "../../config/load.js";
-import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { resolveDeliverySettings } from "../../config/resolve.js";
 import { formatDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { MASK, redactHeaderValue, redactUrl } from "../../core/redact.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { configShowFlags, configValidateFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 
 /** `wh config show`: the settings in effect, after flags, environment and file; secrets masked. */
-export async function runConfigShow(flags: DeliveryFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "all");
   const output = new Output(io, globals);
   const destinations = settings.destinations.map((destination) => ({
@@ -40,7 +42,7 @@ export async function runConfigShow(flags: DeliveryFlags, globals: GlobalFlags, 
 }
 
 /** `wh config validate`: exit 0 when the config file is valid, 2 with every problem when not. */
-export async function runConfigValidate(flags: { config?: string }, globals: GlobalFlags, io: CliIo): Promise<number> {
+export async function runConfigValidate(flags: FlagValues<typeof configValidateFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { filepath } = await loadConfig(io.cwd, flags.config);
   if (filepath === undefined) throw new UsageError("no config file found", { hint: "create .whrc.json (or another name listed in wh config --help), or pass --config FILE" });
   const output = new Output(io, globals);

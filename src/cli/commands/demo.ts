@@ -6,6 +6,8 @@ import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startReceiver } from "../../adapters/receiver.js";
+import { parseFlags } from "../flags/spec.js";
+import { replayFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { printRequest } from "./listen.js";
@@ -48,7 +50,7 @@ export async function runDemo(globals: GlobalFlags, io: CliIo): Promise<number> 
   const replay = (file: string, name: string, replayIo: CliIo): Promise<number> =>
     runReplay(
       file,
-      { url: [receiver.url], concurrency: "1", deadLetter: join(workDir, `${name}.failed.ndjson`), journal: join(workDir, `${name}.wh-journal`) },
+      parseFlags(replayFlags, { url: [receiver.url], concurrency: "1", deadLetter: join(workDir, `${name}.failed.ndjson`), journal: join(workDir, `${name}.wh-journal`) }),
       globals,
       { ...replayIo, env: { ...io.env, WH_SHARED_SECRET: secret } },
     );

@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
 import { Analytics, type BatchResult } from "../../client/analytics.js";
 import { describeOutcome } from "../../core/deliver.js";
-import { formatDurationMs, parseDurationFlag } from "../../core/duration.js";
+import { formatDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { buildIngestMessage, type IngestType } from "../../core/message/ingest-message.js";
 import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
@@ -18,23 +18,14 @@ import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-de
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
-import { parseIntFlag } from "../../core/int-flag.js";
+import type { FlagValues } from "../flags/spec.js";
+import { ingestFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, withHint } from "../run-report.js";
 
-export interface IngestFlags {
-  writeKey?: string;
-  endpoint?: string;
-  flushAt?: string;
-  flushAfter?: string;
-  config?: string;
-  source?: string;
-  deadLetter?: string;
-  journal?: string;
-  resume?: boolean;
-}
+export type IngestFlags = FlagValues<typeof ingestFlags>;
 
 /** Batches in flight at most, so that a large file does not queue itself into memory. */
 const MAX_PENDING_BATCHES = 8;
@@ -45,9 +36,8 @@ const MAX_PENDING_BATCHES = 8;
  * failed batches (each message with its line number), Ctrl-C within the grace period.
  */
 export async function runIngest(file: string, flags: IngestFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
-  const flushAt = parseIntFlag("--flush-at", flags.flushAt, 20, 1, 100_000);
-  const flushAfterMs = parseDurationFlag("--flush-after", flags.flushAfter, 5_000);
-  if (flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(flags.flushAfter)}: expected a duration of at least 1ms`);
+  const { flushAt, flushAfter: flushAfterMs } = flags;
+  if (flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(given.flushAfter)}: expected a duration of at least 1ms`);
   const { writeKey, endpoint } = await resolveIngestSettings(flags, io);
   const output = new Output(io, globals);
   const fromStdin = file === "-";
@@ -125,7 +115,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   const unfinished = summary.unfinished > 0 ? `, ${summary.unfinished} not finished` : "";
   output.result(`${summary.delivered} sent in ${batches.count} batch${batches.count === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`);
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
-  const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given)}`;
+  const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given, ingestFlags)}`;
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

@@ -6,29 +6,19 @@ import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/re
 import { resendRequest } from "../../engine/resend.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
 import { UsageError } from "../../core/errors.js";
-import { parseIntFlag } from "../../core/int-flag.js";
 import type { Untrusted } from "../../core/untrusted.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { listenFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
-import { listenFailure, parseHostFlag } from "../listen-address.js";
+import { listenFailure } from "../listen-address.js";
 import { Output, summarizeMessage } from "../render.js";
 
-export interface ListenFlags {
-  port?: string;
-  host?: string;
-  secret?: string;
-  secretFile?: string;
-  status?: string;
-  out?: string;
-  forwardTo?: string;
-  ui?: boolean;
-}
+export type ListenFlags = FlagValues<typeof listenFlags>;
 
 /** `wh listen`: a local receiver that verifies each request and prints it, until Ctrl-C. */
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const port = parseIntFlag("--port", flags.port, 0, 0, 65_535);
-  const host = parseHostFlag(flags.host);
-  const status = parseIntFlag("--status", flags.status, 200, 100, 599);
+  const { port = 0, host, status } = flags;
   const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value;
   if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);

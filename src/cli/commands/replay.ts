@@ -2,9 +2,9 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
-import { resolveDeliverySettings, type DeliveryFlags } from "../../config/resolve.js";
+import { resolveDeliverySettings } from "../../config/resolve.js";
 import { UsageError } from "../../core/errors.js";
-import { parseShard, shardOfLine } from "../../core/shard.js";
+import { shardOfLine } from "../../core/shard.js";
 import { prepareLine } from "../../core/message/prepare.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
@@ -12,28 +12,18 @@ import { requireNdjson } from "../../engine/ndjson-input.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
-import { parseIntFlag } from "../../core/int-flag.js";
+import type { FlagValues } from "../flags/spec.js";
+import { replayFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
 
-export interface ReplayFlags extends DeliveryFlags {
-  concurrency?: string;
-  ordered?: string;
-  rate?: string;
-  deadLetter?: string;
-  journal?: string;
-  resume?: boolean;
-  dryRun?: boolean;
-  verbose?: boolean;
-  exactBytes?: boolean;
-  shard?: string;
-}
+export type ReplayFlags = FlagValues<typeof replayFlags>;
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
 export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
-  const options = parseReplayFlags(flags);
+  const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate };
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
@@ -43,8 +33,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   noteUnsigned(output, [destination]);
   const dryRun = flags.dryRun === true;
   const resume = flags.resume === true;
-  const shard = flags.shard === undefined ? undefined : parseShard(flags.shard);
-  if (flags.shard !== undefined && shard === undefined) throw new UsageError(`--shard ${JSON.stringify(flags.shard)}: expected i/n with 0 <= i < n, such as 0/4`);
+  const shard = flags.shard;
   // Each shard has its own journal and dead letters by default, so n processes never share one.
   const part = shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`;
   const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`));
@@ -52,7 +41,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
-  const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given)}`;
+  const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given, replayFlags)}`;
   let deadLetters: string | undefined;
 
   // Every file the run writes is opened (and the journal locked) before the first request.
@@ -93,16 +82,4 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);
-}
-
-export function parseReplayFlags(flags: ReplayFlags): { concurrency: number; ordered: boolean; ratePerSecond: number | undefined } {
-  const concurrency = parseIntFlag("--concurrency", flags.concurrency, 32, 1, 10_000);
-  const ordered = flags.ordered ?? "user";
-  if (ordered !== "user" && ordered !== "none") throw new UsageError(`--ordered ${JSON.stringify(ordered)}: expected user or none`);
-  let ratePerSecond: number | undefined;
-  if (flags.rate !== undefined) {
-    ratePerSecond = Number(flags.rate.replace(/\/s$/, ""));
-    if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) throw new UsageError(`--rate ${JSON.stringify(flags.rate)}: expected events per second, such as 100 or 100/s`);
-  }
-  return { concurrency, ordered: ordered === "user", ratePerSecond };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readTextInput } from "../../adapters/read-input.js";
 import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
-import { resolveDeliverySettings, type DeliveryFlags, type Destination } from "../../config/resolve.js";
+import { resolveDeliverySettings, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject } from "../../core/message/parse-json.js";
@@ -10,29 +10,14 @@ import { stringFieldPaths } from "../../core/message/schema.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { sendFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
 import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
 
-export interface SendFlags extends DeliveryFlags {
-  data?: string;
-  userId?: string;
-  anonymousId?: string;
-  event?: string;
-  name?: string;
-  category?: string;
-  groupId?: string;
-  previousId?: string;
-  messageId?: string;
-  timestamp?: string;
-  prop?: string[];
-  trait?: string[];
-  context?: string[];
-  integrations?: string;
-  dryRun?: boolean;
-  verbose?: boolean;
-}
+export type SendFlags = FlagValues<typeof sendFlags>;
 
 /** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
 export async function runSend(type: string, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {

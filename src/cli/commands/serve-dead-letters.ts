@@ -3,20 +3,17 @@ import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
-import { parseQueueFlag } from "../../core/queue-url.js";
 import { neutralize } from "../../core/untrusted.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { deadLettersReplayFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 
-export interface DeadLetterFlags {
-  queue?: string;
-  config?: string;
-  id?: string[];
-}
+export type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
 
 async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
   const { config } = await loadConfig(io.cwd, flags.config);
-  const url = flags.queue === undefined ? config.queue : parseQueueFlag(flags.queue);
+  const url = flags.queue ?? config.queue;
   if (url === undefined) throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
   return RedisQueue.connect(url, {});
 }

@@ -1,13 +1,11 @@
 import { readInput } from "../../adapters/read-input.js";
 import { signBody } from "../../core/sign.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { secretFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { requireSecret } from "../../config/secret.js";
 
-export interface SignFlags {
-  secret?: string;
-  secretFile?: string;
-  config?: string;
-}
+export type SignFlags = FlagValues<typeof secretFlags>;
 
 /** `wh sign [FILE|-]`: prints the X-Signature of the body's exact bytes. */
 export async function runSign(file: string | undefined, flags: SignFlags, globals: GlobalFlags, io: CliIo): Promise<number> {

@@ -2,37 +2,30 @@ import { randomUUID } from "node:crypto";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter } from "../../adapters/sync-state.js";
 import { readUserTable } from "../../adapters/user-table-reader.js";
-import { resolveDeliverySettings, type DeliveryFlags, type DeliverySettings, type Destination } from "../../config/resolve.js";
+import { resolveDeliverySettings, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
 import { prepareMessage, type DestinationMode } from "../../core/message/prepare.js";
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type DeliveryJob } from "../../engine/run-deliveries.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { printRunSummary, renderRun } from "../run-report.js";
-import { parseReplayFlags } from "./replay.js";
 
-export interface SyncFlags extends DeliveryFlags {
-  members?: string;
-  values?: string;
-  state?: string;
-  concurrency?: string;
-  rate?: string;
-  dryRun?: boolean;
-  verbose?: boolean;
-}
+export type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
 
 /** `wh audience sync NAME --members FILE --state FILE`: identify `{ trait: true|false }` for each change. */
-export async function runAudienceSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+export async function runAudienceSync(name: string, flags: FlagValues<typeof audienceSyncFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (flags.members === undefined) throw new UsageError("--members FILE is required");
   const members = await readUsers(flags.members, io, false);
   return runSync("audience", name, flags, globals, io, (known) => diffMembership(new Set(members.keys()), new Set(known.keys())));
 }
 
 /** `wh traits sync NAME --values FILE`: identify `{ trait: value }` for users whose value changed. */
-export async function runTraitsSync(name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+export async function runTraitsSync(name: string, flags: FlagValues<typeof traitsSyncFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (flags.values === undefined) throw new UsageError("--values FILE is required");
   const values = await readUsers(flags.values, io, true);
   return runSync("trait", name, flags, globals, io, (known) => diffTraitValues(values, known));
@@ -41,7 +34,7 @@ export async function runTraitsSync(name: string, flags: SyncFlags, globals: Glo
 async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo, diff: (known: ReadonlyMap<string, unknown>) => TraitChange[]): Promise<number> {
   const trait = toTraitName(name);
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
-  const { concurrency, ratePerSecond } = parseReplayFlags({ concurrency: flags.concurrency, rate: flags.rate });
+  const { concurrency, rate: ratePerSecond } = flags;
   const statePath = flags.state ?? `${trait}.wh-state.json`;
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
   const destination = settings.destinations[0];

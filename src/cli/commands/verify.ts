@@ -1,17 +1,12 @@
 import { readInput } from "../../adapters/read-input.js";
 import { UsageError } from "../../core/errors.js";
 import { BATCH_VERDICT, verifyBody } from "../../core/sign.js";
+import type { FlagValues } from "../flags/spec.js";
+import type { verifyFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { requireSecret } from "../../config/secret.js";
 
-export interface VerifyFlags {
-  secret?: string;
-  secretFile?: string;
-  config?: string;
-  signature?: string;
-  explain?: boolean;
-  capture?: string;
-}
+export type VerifyFlags = FlagValues<typeof verifyFlags>;
 
 /**
  * `wh verify --signature HEX [FILE|-]`: exit 0 on a match, 1 on a mismatch or a malformed
