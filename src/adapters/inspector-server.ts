@@ -4,33 +4,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { isIP, type AddressInfo } from "node:net";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { INSPECTOR_PAGE } from "./inspector-page.js";
+import type { InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "./inspector-protocol.js";
 
-/**
- * What the inspector page shows of one request (`wh listen`) or accepted event (`wh serve`).
- * Everything in it came from outside: the page puts it on screen as text only.
- */
-export interface InspectorEntry {
-  id: number;
-  kind: "request" | "event";
-  receivedAt: string;
-  method: string;
-  path: string;
-  type: string;
-  user: string;
-  size: number;
-  /** valid, valid-batch, invalid, missing, unchecked (listen); accepted, rejected (serve). */
-  verdict: string;
-  reason?: string | undefined;
-  /** Credentials masked. */
-  headers: Record<string, string>;
-  /** The body's text, exactly as received. */
-  body: string;
-  status: number;
-  answer: string;
-  forwarded?: unknown;
-  resends: unknown[];
-  deliveries?: unknown[];
-}
+export type { InspectorEntry } from "./inspector-protocol.js";
 
 export interface ResendRequest {
   /** Where to: absent, the URL the request came to. */
@@ -83,7 +59,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   };
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: (error as Error).message }));
+      if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(failureJson((error as Error).message));
     });
   });
   const security = {
@@ -111,7 +87,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     }
     if (request.method === "GET" && url.pathname === "/events") {
       response.writeHead(200, { ...security, "content-type": "text/event-stream", connection: "keep-alive" });
-      response.write(`event: hello\ndata: ${JSON.stringify({ origin: options.origin, resend: options.resend !== undefined })}\n\n`);
+      response.write(`event: hello\ndata: ${JSON.stringify({ origin: options.origin, resend: options.resend !== undefined } satisfies InspectorHello)}\n\n`);
       for (const entry of entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
       streams.add(response);
       request.on("close", () => streams.delete(response));
@@ -120,13 +96,13 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(url.pathname);
     if (request.method === "POST" && resend !== null) {
       if (request.headers["x-wh-inspector"] !== "1") {
-        response.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ error: "not from the inspector page" }));
+        response.writeHead(403, { "content-type": "application/json" }).end(failureJson("not from the inspector page"));
         return;
       }
-      const body = parseJsonOrThrow((await readAll(request)) || "{}") as { url?: unknown; resign?: unknown };
+      const body = parseJsonOrThrow((await readAll(request)) || "{}") as { [K in keyof InspectorResendBody]?: unknown };
       const id = Number(resend[1]);
       if (!entries.has(id) || options.resend === undefined) {
-        response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "no such request" }));
+        response.writeHead(404, { "content-type": "application/json" }).end(failureJson("no such request"));
         return;
       }
       const result = await options.resend(id, { url: typeof body.url === "string" && body.url !== "" ? body.url : undefined, resign: body.resign === true });
@@ -192,6 +168,11 @@ function acceptsOrigin(bound: string, port: number, origin: string): boolean {
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);
   return url.protocol === "http:" && acceptsHost(bound, port, url.host);
+}
+
+/** An action's failure, as the page reads it. */
+function failureJson(error: string): string {
+  return JSON.stringify({ error } satisfies InspectorFailure);
 }
 
 async function readAll(request: IncomingMessage): Promise<string> {

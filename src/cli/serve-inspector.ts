@@ -73,7 +73,7 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
 }
 
 /** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */
-function eventEntry(id: number, request: AcceptedRequest, sent: unknown, { verdict, reason, answer }: { verdict: string; reason: string | undefined; answer: string }): InspectorEntry {
+function eventEntry(id: number, request: AcceptedRequest, sent: unknown, { verdict, reason, answer }: { verdict: InspectorEntry["verdict"]; reason: string | undefined; answer: string }): InspectorEntry {
   const event = typeof sent === "object" && sent !== null && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {};
   const body = JSON.stringify(sent) ?? "";
   return {
