@@ -23,8 +23,8 @@ export interface CommandBuilders {
  * against the body's type), since a word starting with `-` would be an option, and a body that
  * `--data` would take for a file name is given on standard input.
  *
- * The page runs this very function: it embeds its source (`commandBuilders.toString()`), so the
- * function refers to nothing outside itself and is written in JavaScript the browser runs as is.
+ * The page runs this very function: its script (src/browser/inspector/) imports it, and is bundled
+ * with it (scripts/bundle-inspector-page.mjs).
  */
 export function commandBuilders(messageTypes: readonly string[]): CommandBuilders {
   const quote = (text: string): string => "'" + String(text).replace(/'/g, "'\\''") + "'";

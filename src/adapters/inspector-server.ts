@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
-import { INSPECTOR_PAGE } from "./inspector-page.js";
+import { INSPECTOR_PAGE } from "./inspector-page.generated.js";
 import type { InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "./inspector-protocol.js";
 
 export type { InspectorEntry } from "./inspector-protocol.js";

@@ -1,0 +1,41 @@
+import type { AsJson, InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "../../adapters/inspector-protocol.js";
+
+// What the page reads from its server and sends to it, typed as the server writes it.
+
+export type Entry = AsJson<InspectorEntry>;
+export type Hello = AsJson<InspectorHello>;
+
+// Bound beyond loopback, every URL of the inspector carries its token: the page passes its own on.
+const token = new URLSearchParams(location.search).get("token");
+
+function withToken(path: string): string {
+  return token === null ? path : `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
+}
+
+export interface StreamHandlers {
+  /** The stream's first frame, again on each reconnection (the entries follow it again). */
+  hello(hello: Hello): void;
+  /** A new entry, or a changed one (same id). */
+  entry(entry: Entry): void;
+  /** The stream broke: the browser reconnects by itself. */
+  lost(): void;
+}
+
+/** Follows the inspector's event stream. */
+export function follow(handlers: StreamHandlers): void {
+  const source = new EventSource(withToken("/events"));
+  source.addEventListener("hello", (event) => handlers.hello(JSON.parse(event.data) as Hello));
+  source.addEventListener("entry", (event) => handlers.entry(JSON.parse(event.data) as Entry));
+  source.addEventListener("error", () => handlers.lost());
+}
+
+/** Asks the inspector to resend an entry (its outcome comes on the stream); throws what it answers when it refuses. */
+export async function resend(id: number, body: InspectorResendBody): Promise<void> {
+  const response = await fetch(withToken(`/api/entries/${id}/resend`), {
+    method: "POST",
+    // The custom header is what the server takes as coming from this page (a form of another site cannot set it).
+    headers: { "content-type": "application/json", "x-wh-inspector": "1" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(((await response.json()) as InspectorFailure).error);
+}
