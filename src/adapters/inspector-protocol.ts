@@ -8,13 +8,13 @@ import type { Untrusted } from "../core/untrusted.js";
 export type InspectorVerdict = "valid" | "valid-batch" | "invalid" | "missing" | "unchecked" | "accepted" | "rejected";
 
 /** One line under an entry (a delivery attempt, how its delivery ended, a resend); its outcome colours it. */
-export interface InspectorLine {
+interface InspectorLine {
   text: string;
   outcome: "delivered" | "failed" | "unchecked";
 }
 
 /** With `wh listen --forward-to`: what the app answered, or why it could not be reached (receiver.ts's ForwardResult is one). */
-export type InspectorForward = { url: string; status: number; durationMs: number } | { url: string; error: Untrusted; durationMs: number };
+type InspectorForward = { url: string; status: number; durationMs: number } | { url: string; error: Untrusted; durationMs: number };
 
 /**
  * What the inspector page shows of one request (`wh listen`) or accepted event (`wh serve`).
