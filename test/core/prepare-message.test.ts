@@ -163,6 +163,7 @@ describe("prepareMessage: validation", () => {
     ["an alias with only anonymousId and previousId", { type: "alias", anonymousId: "a-2", previousId: "a-1" }, "You must pass a 'userId'."],
     ["an alias without previousId", { type: "alias", userId: "u1" }, "You must pass a 'previousId'."],
     ["a delete without userId", { type: "delete", anonymousId: "a-1" }, "You must pass a 'userId'."],
+    ["a delete with an empty userId", { type: "delete", userId: "", anonymousId: "a-1" }, "You must pass a 'userId'."],
   ])("rejects %s", (_label, message, error) => {
     expect(prepareMessage(message, stamps)).toEqual(invalid(error));
   });
