@@ -136,8 +136,14 @@ describe("Spool", () => {
     second.spool.close();
     const third = await open();
     expect(third.unfinished.map((record) => record.seq)).toEqual([5, 24_999]);
-    expect(await third.spool.append(["next"])).toEqual([25_000]);
+    expect(await third.spool.append(["next", "after"])).toEqual([25_000, 25_001]);
+    // A reopened spool appends to a new segment that starts at 25,000, not at a multiple of the
+    // segment size: the ack of its first record must still name index 0 of that segment.
+    third.spool.markFinished(25_000);
     third.spool.close();
+    const fourth = await open();
+    expect(fourth.unfinished.map((record) => record.seq)).toEqual([5, 24_999, 25_001]);
+    fourth.spool.close();
   });
 
   it("reads a backlog a window at a time from disk, passing over records that ended, then hands new records over as they commit", async () => {
