@@ -161,12 +161,17 @@ describe("readUserTable: values", () => {
     ]);
   });
 
-  it("takes the value column by name among extra columns", async () => {
+  it("takes the value column by name, in any case, among extra columns", async () => {
     expect(await values("email,value,userId\na@example.com,42,u1\n")).toEqual([["u1", 42]]);
+    expect(await values("email,Value,userId\na@example.com,7,u1\n")).toEqual([["u1", 7]]);
   });
 
   it("takes the first other column as the value when none is named value", async () => {
     expect(await values("user_id,ltv\nu1,99.9\n")).toEqual([["u1", 99.9]]);
+  });
+
+  it("takes the first other column as the value when it comes before the user column", async () => {
+    expect(await values("ltv,user_id\n99.9,u1\n")).toEqual([["u1", 99.9]]);
   });
 
   it("reads NDJSON {userId, value} with any JSON value", async () => {
