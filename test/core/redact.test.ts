@@ -10,6 +10,10 @@ describe("redactUrl", () => {
     expect(redactUrl(new URL("http://sk_live_abc@127.0.0.1:8080/hook"))).toBe("http://***@127.0.0.1:8080/hook");
   });
 
+  it("masks a password without a user name", () => {
+    expect(redactUrl(new URL("https://:hunter2@hooks.example.com/in"))).toBe("https://:***@hooks.example.com/in");
+  });
+
   it("masks a percent-encoded password", () => {
     expect(redactUrl(new URL("https://u:p%40ss@hooks.example.com/"))).toBe("https://***:***@hooks.example.com/");
   });
