@@ -322,6 +322,31 @@ describe("Analytics batching", () => {
     }
   });
 
+  // 16 messages: 15 of 31,300 bytes and a last one that brings the body, its 15 commas counted,
+  // to exactly 500,000 bytes (one request) or one byte past it (the last message waits for the next).
+  it.each([
+    [500_000, [16]],
+    [500_001, [15, 1]],
+  ])("counts the commas between messages: 16 messages making a body of %i bytes go in requests of %j", async (bodyBytes, batchSizes) => {
+    const emptyBody = Buffer.byteLength(JSON.stringify({ batch: [], sentAt: new Date(START_MS).toISOString() }));
+    // A message's bytes are its padding plus those of the same message unpadded, sent once to see
+    // them (the id and timestamp the client adds are always as long).
+    const probe = await server();
+    const probing = client(probe);
+    probing.track({ userId: "u1", event: "Edge", properties: { pad: "" } });
+    await probing.close();
+    const unpadded = probe.requests[0]!.body.length - emptyBody;
+
+    const receiver = await server();
+    const analytics = client(receiver, { flushAt: 100 });
+    const last = bodyBytes - emptyBody - 15 * 31_300 - 15;
+    for (const size of [...Array<number>(15).fill(31_300), last]) analytics.track({ userId: "u1", event: "Edge", properties: { pad: "p".repeat(size - unpadded) } });
+    await analytics.close();
+    // Batches are sent side by side: they may arrive in either order.
+    expect(receiver.requests.map((request) => parse(request).batch.length).sort((a, b) => b - a)).toEqual(batchSizes);
+    if (batchSizes.length === 1) expect(receiver.requests[0]!.body.length).toBe(500_000);
+  });
+
   it("refuses a 40 KB message with E_MESSAGE_TOO_LARGE and never sends it", async () => {
     const receiver = await server();
     const analytics = client(receiver);
