@@ -1,35 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
-import { createClient } from "redis";
 import { UsageError } from "../core/errors.js";
 import { redactUrlText } from "../core/redact.js";
+import { GROUP, newClient, QueueKeys, type RedisClient as Client } from "./redis-connection.js";
 
-/**
- * A client that fails a command at once while disconnected (accepting must answer 503, not wait)
- * and reconnects by itself. A frozen Redis keeps the connection open and its commands wait (the
- * client's command timeout stops counting once a command is written): leases do not depend on
- * its answers coming (see RedisQueue).
- */
-function newClient(url: string) {
-  let connected = false;
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: 5_000,
-      // Once connected, keep trying (Redis restarts); a first connection that fails is an answer.
-      reconnectStrategy: (retries, cause) => (connected ? Math.min(100 * 2 ** retries, 1_000) : retries < 2 ? 200 : cause),
-    },
-  });
-  client.on("ready", () => {
-    connected = true;
-  });
-  // Errors also reach the commands that were waiting: nothing more to do with them here.
-  client.on("error", () => undefined);
-  return client;
-}
-type Client = ReturnType<typeof newClient>;
 
 /** Redis is unreachable or refused a write: accepting answers 503, forwarding waits. */
 export class QueueUnavailable extends Error {}
@@ -60,7 +35,6 @@ const SETTLE_MS = 1_000;
 /** How often an owned partition's pending events are claimed and read again, so that none stays pending. */
 const SWEEP_MS = 5_000;
 const BLOCK_MS = 500;
-const GROUP = "forwarders";
 
 /**
  * Takes a free lease (KEYS[1]) and marks the partition taken (KEYS[2], kept until it is given up
@@ -163,7 +137,7 @@ export class RedisQueue {
     private readonly connectUrl: string,
     readonly url: string,
     readonly partitions: number,
-    private readonly prefix: string,
+    private readonly keys: QueueKeys,
   ) {}
 
   /**
@@ -179,12 +153,11 @@ export class RedisQueue {
       await client.destroy();
       throw new UsageError(`--queue ${shown}: cannot connect to Redis: ${(error as Error).message}`, { cause: error });
     }
-    const prefix = options.prefix ?? "wh:serve";
-    const meta = `${prefix}:meta`;
+    const keys = new QueueKeys(options.prefix ?? "wh:serve");
     let recorded: number;
     try {
-      await client.hSetNX(meta, "partitions", String(options.partitions ?? DEFAULT_PARTITIONS));
-      recorded = Number(await client.hGet(meta, "partitions"));
+      await client.hSetNX(keys.meta, "partitions", String(options.partitions ?? DEFAULT_PARTITIONS));
+      recorded = Number(await client.hGet(keys.meta, "partitions"));
     } catch (error) {
       await client.destroy();
       // A password Redis refused, a database that does not exist, a replica that does not take writes.
@@ -194,31 +167,14 @@ export class RedisQueue {
       await client.destroy();
       throw new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, { hint: `leave --partitions out, or give --partitions ${recorded}` });
     }
-    return new RedisQueue(client, url, shown, recorded, prefix);
-  }
-
-  streamOf(partition: number): string {
-    return `${this.prefix}:p:${partition}`;
-  }
-
-  private leaseOf(partition: number): string {
-    return `${this.prefix}:lease:${partition}`;
-  }
-
-  /** Set while a forwarder holds the partition, deleted when it gives it up cleanly. */
-  private takenOf(partition: number): string {
-    return `${this.prefix}:taken:${partition}`;
-  }
-
-  private get deadLetterStream(): string {
-    return `${this.prefix}:dead-letters`;
+    return new RedisQueue(client, url, shown, recorded, keys);
   }
 
   /** Adds records to their partitions' streams in one transaction; resolves once Redis has them all. */
   async append(entries: { partition: number; text: string }[]): Promise<void> {
     try {
       const multi = this.client.multi();
-      for (const entry of entries) multi.xAdd(this.streamOf(entry.partition), "*", { r: entry.text });
+      for (const entry of entries) multi.xAdd(this.keys.stream(entry.partition), "*", { r: entry.text });
       await multi.exec();
     } catch (error) {
       throw new QueueUnavailable(`Redis did not take the events: ${(error as Error).message}`, { cause: error });
@@ -284,10 +240,10 @@ export class RedisQueue {
           this.pendingAcks.clear();
           try {
             const multi = this.client.multi();
-            for (const fields of dead) multi.xAdd(this.deadLetterStream, "*", fields);
+            for (const fields of dead) multi.xAdd(this.keys.deadLetters, "*", fields);
             for (const [partition, ids] of acks) {
-              multi.xAck(this.streamOf(partition), GROUP, ids);
-              multi.xDel(this.streamOf(partition), ids);
+              multi.xAck(this.keys.stream(partition), GROUP, ids);
+              multi.xDel(this.keys.stream(partition), ids);
             }
             await multi.exec();
             // Held until acknowledged: a history read meanwhile must not send them again, and a
@@ -322,8 +278,8 @@ export class RedisQueue {
   async partitionStates(): Promise<{ partition: number; waiting: number; owner: string | null }[]> {
     const multi = this.client.multi();
     for (let partition = 0; partition < this.partitions; partition += 1) {
-      multi.xLen(this.streamOf(partition));
-      multi.get(this.leaseOf(partition));
+      multi.xLen(this.keys.stream(partition));
+      multi.get(this.keys.lease(partition));
     }
     const replies = (await multi.exec()) as unknown[];
     return Array.from({ length: this.partitions }, (_, partition) => ({ partition, waiting: Number(replies[partition * 2]), owner: (replies[partition * 2 + 1] as string | null) ?? null }));
@@ -331,7 +287,7 @@ export class RedisQueue {
 
   /** The dead-letter stream, oldest first; fields another program wrote come back as empty text. */
   async listDeadLetters(): Promise<{ id: string; record: string; entry: string; partition: number }[]> {
-    const entries = await this.client.xRange(this.deadLetterStream, "-", "+");
+    const entries = await this.client.xRange(this.keys.deadLetters, "-", "+");
     return (entries ?? []).map(({ id, message }) => ({ id, record: String(message.record ?? ""), entry: String(message.entry ?? ""), partition: Number(message.partition ?? 0) || 0 }));
   }
 
@@ -342,8 +298,8 @@ export class RedisQueue {
     if (chosen.length === 0) return 0;
     const multi = this.client.multi();
     for (const letter of chosen) {
-      multi.xAdd(this.streamOf(letter.partition % this.partitions), "*", { r: letter.entry });
-      multi.xDel(this.deadLetterStream, letter.id);
+      multi.xAdd(this.keys.stream(letter.partition % this.partitions), "*", { r: letter.entry });
+      multi.xDel(this.keys.deadLetters, letter.id);
     }
     await multi.exec();
     return chosen.length;
@@ -358,7 +314,7 @@ export class RedisQueue {
     await this.committing;
     await this.commit().catch(() => undefined);
     await Promise.all([...this.owned].map(([partition, tenure]) => this.drop(partition, tenure)));
-    await this.client.zRem(`${this.prefix}:forwarders`, this.consumer).catch(() => undefined);
+    await this.client.zRem(this.keys.forwarders, this.consumer).catch(() => undefined);
     await this.reader?.destroy();
   }
 
@@ -372,7 +328,7 @@ export class RedisQueue {
     if (this.stopped) return;
     try {
       const now = Date.now();
-      const members = `${this.prefix}:forwarders`;
+      const members = this.keys.forwarders;
       await this.client.zAdd(members, { score: now, value: this.consumer });
       // A heartbeat answered late (a frozen Redis) is missed like one that failed.
       this.beatingSince = Date.now() - now > TICK_MS ? undefined : (this.beatingSince ?? now);
@@ -392,7 +348,7 @@ export class RedisQueue {
     await Promise.all(
       [...this.owned].map(async ([partition, tenure]) => {
         const sentAt = performance.now();
-        const renewed = Number(await this.client.eval(RENEW, { keys: [this.leaseOf(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
+        const renewed = Number(await this.client.eval(RENEW, { keys: [this.keys.lease(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
         if (this.owned.get(partition) !== tenure) return;
         if (renewed === 0 || (tenure.draining && idle(tenure))) await this.drop(partition, tenure);
         else this.extend(partition, tenure, sentAt);
@@ -414,7 +370,7 @@ export class RedisQueue {
       const partition = (start + step) % this.partitions;
       if (this.owned.has(partition)) continue;
       const sentAt = performance.now();
-      const taken = Number(await this.client.eval(TAKE, { keys: [this.leaseOf(partition), this.takenOf(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
+      const taken = Number(await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
       if (taken < 0) continue;
       const lease = new AbortController();
       // Every delivery in flight from the partition listens to it.
@@ -434,7 +390,7 @@ export class RedisQueue {
   private async sweep(): Promise<void> {
     for (const [partition, tenure] of this.owned) {
       if (tenure.draining || performance.now() < tenure.sweepAt || !this.holds(partition, tenure)) continue;
-      const stream = this.streamOf(partition);
+      const stream = this.keys.stream(partition);
       if (!tenure.swept) {
         try {
           await this.client.xGroupCreate(stream, GROUP, "0", { MKSTREAM: true });
@@ -478,7 +434,7 @@ export class RedisQueue {
     this.owned.delete(partition);
     clearTimeout(tenure.fence);
     tenure.lease.abort();
-    await this.client.eval(RELEASE, { keys: [this.leaseOf(partition), this.takenOf(partition)], arguments: [this.consumer, tenure.swept && idle(tenure) ? "clean" : "unclean"] }).catch(() => undefined);
+    await this.client.eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, tenure.swept && idle(tenure) ? "clean" : "unclean"] }).catch(() => undefined);
   }
 
   private async readLoop(): Promise<void> {
@@ -509,7 +465,7 @@ export class RedisQueue {
   private async read(reader: Client, readable: [number, Tenure][]): Promise<QueuedEntry[]> {
     const history = readable.filter(([, tenure]) => tenure.history !== undefined);
     const asked = new Map(history.length > 0 ? history : readable);
-    const streams = [...asked].map(([partition, tenure]) => ({ key: this.streamOf(partition), id: tenure.history ?? ">" }));
+    const streams = [...asked].map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
     for (const tenure of asked.values()) tenure.reads += 1;
     try {
       const reply = await reader.xReadGroup(GROUP, this.consumer, streams, { COUNT: 500, ...(history.length > 0 ? {} : { BLOCK: BLOCK_MS }) });
