@@ -1,5 +1,6 @@
 import { open, type FileHandle } from "node:fs/promises";
-import type { SegmentView, Spool, SpoolRecord } from "./spool.js";
+import type { Spool, SpoolRecord } from "./spool.js";
+import type { SegmentView } from "./spool-segments.js";
 import { CHUNK_BYTES } from "./spool-files.js";
 
 /**

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { AppendFile } from "../../adapters/append-file.js";
-import { Spool, type Quarantined } from "../../adapters/spool.js";
+import { Spool } from "../../adapters/spool.js";
+import type { Quarantined } from "../../adapters/spool-recovery.js";
 import type { SpoolReader } from "../../adapters/spool-reader.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
