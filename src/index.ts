@@ -2,21 +2,11 @@
  * wh as a library: build and validate messages, sign and verify bodies, deliver them like the
  * Segment Webhooks destination, and send batches with the Analytics client.
  */
-export { Analytics, AnalyticsError, isDebugEnabled } from "./client/analytics.js";
-export type {
-  AliasFields,
-  AnalyticsErrorCode,
-  AnalyticsEvents,
-  AnalyticsOptions,
-  BatchResult,
-  GroupFields,
-  IdentifyFields,
-  MessageFields,
-  PageFields,
-  QueuedMessage,
-  ScreenFields,
-  TrackFields,
-} from "./client/analytics.js";
+export { Analytics } from "./client/analytics.js";
+export { AnalyticsError, isDebugEnabled } from "./client/analytics-options.js";
+export type { AliasFields, GroupFields, IdentifyFields, MessageFields, PageFields, ScreenFields, TrackFields } from "./client/analytics.js";
+export type { AnalyticsErrorCode, AnalyticsOptions } from "./client/analytics-options.js";
+export type { AnalyticsEvents, BatchResult, QueuedMessage } from "./client/batch-sender.js";
 export { signBody, verifySignature, verifyBody, SIGNATURE_HEADER } from "./core/sign.js";
 export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";

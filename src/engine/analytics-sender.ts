@@ -1,4 +1,5 @@
-import type { Analytics, BatchResult, QueuedMessage } from "../client/analytics.js";
+import type { Analytics } from "../client/analytics.js";
+import type { BatchResult, QueuedMessage } from "../client/batch-sender.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { Sender, WaitReason } from "./deliverer.js";
 

@@ -1,15 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  Analytics,
-  AnalyticsError,
-  isDebugEnabled,
-  type AnalyticsOptions,
-  type BatchResult,
-  type GroupFields,
-  type AliasFields,
-  type QueuedMessage,
-  type TrackFields,
-} from "../../src/client/analytics.js";
+import { Analytics, type AliasFields, type GroupFields, type TrackFields } from "../../src/client/analytics.js";
+import { AnalyticsError, isDebugEnabled, type AnalyticsOptions } from "../../src/client/analytics-options.js";
+import type { BatchResult, QueuedMessage } from "../../src/client/batch-sender.js";
 import type { Clock } from "../../src/core/clock.js";
 import { USER_AGENT, VERSION } from "../../src/version.js";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";

@@ -1,0 +1,109 @@
+import { systemClock } from "../adapters/system-clock.js";
+import { createUndiciTransport, type ClosableTransport } from "../adapters/undici-transport.js";
+import type { Clock } from "../core/clock.js";
+import type { HttpTransport } from "../core/deliver.js";
+import { WhError } from "../core/errors.js";
+
+export type AnalyticsErrorCode = "E_INVALID_MESSAGE" | "E_MESSAGE_TOO_LARGE" | "E_CLOSED" | "E_NO_ENDPOINT" | "E_NO_WRITE_KEY" | "E_INVALID_OPTION";
+
+/** Thrown by the client's calls; `code` says which rule was broken. */
+export class AnalyticsError extends WhError {
+  declare readonly code: AnalyticsErrorCode;
+
+  constructor(code: AnalyticsErrorCode, message: string) {
+    super(code, message, 2);
+  }
+}
+
+export interface AnalyticsOptions {
+  /** The source's write key: sent as the HTTP basic-auth user. */
+  writeKey: string;
+  /** Base URL of a Segment-compatible ingestion API; batches go to `{endpoint}/v1/batch`. Default: WH_ENDPOINT. */
+  endpoint?: string | undefined;
+  /** Flush when this many messages are queued. Default 20; 1 sends every message at once. */
+  flushAt?: number | undefined;
+  /** Alias of flushAt, as the Go library's Size. */
+  size?: number | undefined;
+  /** Flush when this long has passed since the last flush. Default 5000. */
+  flushAfterMs?: number | undefined;
+  /** Attempts per batch at most, the first included. Default 10. */
+  maxAttempts?: number | undefined;
+  /** Time allowed for each batch request's whole response. Default 10000. */
+  timeoutMs?: number | undefined;
+  /** Log to stderr (or to `logger`): default on when DEBUG=analytics. */
+  debug?: boolean | undefined;
+  logger?: ((line: string) => void) | undefined;
+  transport?: HttpTransport | undefined;
+  clock?: Clock | undefined;
+  /** Aborting stops every batch in flight, its retries included: those batches emit "aborted". */
+  signal?: AbortSignal | undefined;
+}
+
+/** The options checked, with their defaults filled in. */
+export interface AnalyticsSettings {
+  /** `{endpoint}/v1/batch`. */
+  url: URL;
+  authorization: string;
+  flushAt: number;
+  flushAfterMs: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  clock: Clock;
+  transport: HttpTransport;
+  /** The transport the client made (none given), closed with the client. */
+  ownTransport: ClosableTransport | undefined;
+  log: ((line: string) => void) | undefined;
+}
+
+const DEFAULT_FLUSH_AT = 20;
+const DEFAULT_FLUSH_AFTER_MS = 5_000;
+
+/** Checks the options (throwing AnalyticsError) and fills in the defaults. */
+export function resolveAnalyticsOptions(options: AnalyticsOptions): AnalyticsSettings {
+  if (typeof options.writeKey !== "string" || options.writeKey === "") throw new AnalyticsError("E_NO_WRITE_KEY", "a write key is required");
+  const url = batchUrl(options.endpoint ?? process.env.WH_ENDPOINT);
+  const flushAt = positive("flushAt", options.flushAt ?? options.size ?? DEFAULT_FLUSH_AT);
+  const flushAfterMs = positive("flushAfterMs", options.flushAfterMs ?? DEFAULT_FLUSH_AFTER_MS);
+  const maxAttempts = positive("maxAttempts", options.maxAttempts ?? 10);
+  const timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
+  // Made only once every option is checked: a client that throws leaves no agent open.
+  const ownTransport = options.transport === undefined ? createUndiciTransport({ env: process.env, connectTimeoutMs: timeoutMs }) : undefined;
+  const debug = options.debug ?? isDebugEnabled(process.env.DEBUG);
+  return {
+    url,
+    authorization: `Basic ${Buffer.from(`${options.writeKey}:`).toString("base64")}`,
+    flushAt,
+    flushAfterMs,
+    maxAttempts,
+    timeoutMs,
+    clock: options.clock ?? systemClock,
+    transport: options.transport ?? (ownTransport as ClosableTransport),
+    ownTransport,
+    log: debug ? (options.logger ?? ((line) => process.stderr.write(`${line}\n`))) : undefined,
+  };
+}
+
+/** `{endpoint}/v1/batch`, from an absolute http or https endpoint. */
+function batchUrl(endpoint: string | undefined): URL {
+  if (endpoint === undefined || endpoint === "") {
+    throw new AnalyticsError("E_NO_ENDPOINT", "an endpoint is required: pass { endpoint } or set WH_ENDPOINT (the service's own address is not built in)");
+  }
+  let base: URL;
+  try {
+    base = new URL(endpoint);
+  } catch {
+    throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an absolute URL`);
+  }
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an http or https URL`);
+  return new URL(`${base.pathname.replace(/\/+$/, "")}/v1/batch`, base);
+}
+
+/** DEBUG=analytics (alone or in a comma- or space-separated list) turns logging on. */
+export function isDebugEnabled(debug: string | undefined): boolean {
+  return debug !== undefined && debug.split(/[\s,]+/).includes("analytics");
+}
+
+export function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 1) throw new AnalyticsError("E_INVALID_OPTION", `${name} must be a number of at least 1`);
+  return value;
+}
