@@ -1,4 +1,5 @@
-import type { QueuedEntry, RedisQueue } from "../adapters/redis-queue.js";
+import type { RedisQueue } from "../adapters/redis-queue.js";
+import type { QueuedEntry } from "../adapters/redis-reader.js";
 import type { DeadLetterLog, FinishedLog } from "./run-deliveries.js";
 
 /**

@@ -1,6 +1,7 @@
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { RedisQueue, type QueuedEntry } from "../../src/adapters/redis-queue.js";
+import { RedisQueue } from "../../src/adapters/redis-queue.js";
+import type { QueuedEntry } from "../../src/adapters/redis-reader.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { makeTempDir, removeTempDirs } from "../cli/run-wh.js";
 import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
