@@ -4,7 +4,7 @@ import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
 import { redactUrl } from "../core/redact.js";
 import { userOf } from "../core/shard.js";
 import { resendRequest } from "../engine/resend.js";
-import type { DeliveryJob, JobOutcome } from "../engine/run-deliveries.js";
+import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
 import type { AcceptedRequest } from "../engine/serve.js";
 import type { Output } from "./render.js";
 

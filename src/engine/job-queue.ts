@@ -1,4 +1,4 @@
-import type { DeliveryJob } from "./run-deliveries.js";
+import type { DeliveryJob } from "./delivery-job.js";
 
 /**
  * A live input for the runner: batches of jobs pushed as they arrive (`wh serve` pushes each

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { InputLine } from "../adapters/line-reader.js";
 import type { MessageStamps, PrepareResult } from "../core/message/prepare.js";
-import type { DeliveryJob } from "./run-deliveries.js";
+import type { DeliveryJob } from "./delivery-job.js";
 
 /**
  * The jobs of an NDJSON input, a batch of lines at a time: blank lines are skipped (they keep

@@ -1,6 +1,6 @@
 import type { RedisQueue } from "../adapters/redis-queue.js";
 import type { QueuedEntry } from "../adapters/redis-reader.js";
-import type { DeadLetterLog, FinishedLog } from "./run-deliveries.js";
+import type { DeadLetterLog, FinishedLog } from "./delivery-job.js";
 
 /**
  * The runner's journal and dead-letter log for events read from Redis: each job's number stands

@@ -1,33 +1,14 @@
 import { setMaxListeners } from "node:events";
 import { limitHeapGrowth } from "../adapters/v8-flags.js";
 import { systemClock } from "../adapters/system-clock.js";
-import { emptyCounts, type FinishedOutcome, type OutcomeCounts } from "../adapters/journal.js";
+import { emptyCounts, type OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { PrepareResult } from "../core/message/prepare.js";
+import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
 import { OrderedPool } from "../core/ordered-pool.js";
 import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
 import { OutputWriteError } from "../core/errors.js";
 import type { Sender, WaitReason } from "./deliverer.js";
-
-/** One event to deliver: where it came from, and what preparing it gave. */
-export interface DeliveryJob {
-  /** The input line number (1-based). */
-  number: number;
-  /** The input line as read, kept for the dead-letter file. */
-  original: string;
-  prepared: PrepareResult;
-  /** How log lines name the job; default `line N`. */
-  label?: string;
-  /** What --json records say of where the job came from; default `{ line: N }`. */
-  origin?: Record<string, unknown>;
-  /**
-   * Aborted when the job may no longer be delivered (`wh serve`'s Redis partition lease ended):
-   * its delivery is cut, or never starts, and it ends interrupted.
-   */
-  signal?: AbortSignal | undefined;
-}
-
-export type JobOutcome = "delivered" | "skipped" | "invalid" | "failed" | "interrupted" | "dry-run";
 
 /** The live counts of a run, for a progress display. */
 export interface RunProgress {
@@ -51,26 +32,6 @@ export interface RunCounts {
   dryRun: number;
   /** Lines an earlier part of the run finished (with --resume). */
   alreadyFinished: number;
-}
-
-/** Where the runner records each job that ended: a replay's journal, `wh serve`'s spool. */
-export interface FinishedLog {
-  markFinished(number: number, original: string, outcome: FinishedOutcome): void;
-  /** A job that ended without an outcome (interrupted): not recorded, its event is still to deliver. */
-  markUnfinished?(number: number): void;
-  /** Writes what was marked; throws OutputWriteError when the disk refuses. */
-  flush(): void;
-  readonly broken: OutputWriteError | undefined;
-}
-
-/** Where invalid and failed jobs go: a dead-letter file, or `wh serve`'s dead-letter stream. */
-export interface DeadLetterLog {
-  /** One record (a JSON line with its newline), buffered. */
-  append(record: string): void;
-  /** Writes what was appended; throws OutputWriteError when the disk refuses. */
-  flush(): void;
-  /** Records written whole so far. */
-  readonly count: number;
 }
 
 export interface RunOptions {

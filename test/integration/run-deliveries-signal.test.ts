@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { prepareMessage } from "../../src/core/message/prepare.js";
 import type { Sender } from "../../src/engine/deliverer.js";
-import { runDeliveries, type DeliveryJob, type FinishedLog, type JobOutcome } from "../../src/engine/run-deliveries.js";
+import { runDeliveries } from "../../src/engine/run-deliveries.js";
+import type { DeliveryJob, FinishedLog, JobOutcome } from "../../src/engine/delivery-job.js";
 import { createHarness, deliver, targetOf } from "./support.js";
 
 const stamps = { now: () => new Date("2026-11-21T09:30:08.276Z"), newId: randomUUID };

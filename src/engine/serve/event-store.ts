@@ -1,6 +1,6 @@
 import type { Destination } from "../../config/resolve.js";
 import type { Registry } from "../../core/prometheus.js";
-import type { DeadLetterLog, FinishedLog } from "../run-deliveries.js";
+import type { DeadLetterLog, FinishedLog } from "../delivery-job.js";
 import type { AcceptedEvent, JobInput, JobMaker } from "./stored-event.js";
 
 /**

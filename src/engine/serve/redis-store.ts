@@ -5,7 +5,7 @@ import type { Registry } from "../../core/prometheus.js";
 import { shardOfKey } from "../../core/shard.js";
 import { JobQueue } from "../job-queue.js";
 import { RedisForwardLogs } from "../redis-forwarding.js";
-import type { DeadLetterLog, DeliveryJob } from "../run-deliveries.js";
+import type { DeadLetterLog, DeliveryJob } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import { readStored, type AcceptedEvent, type JobInput, type JobMaker } from "./stored-event.js";
 

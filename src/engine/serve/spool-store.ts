@@ -6,7 +6,7 @@ import type { SpoolReader } from "../../adapters/spool-reader.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
 import type { Registry } from "../../core/prometheus.js";
-import type { DeliveryJob } from "../run-deliveries.js";
+import type { DeliveryJob } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import { readStored, type AcceptedEvent, type JobInput, type JobMaker, type StoredEvent } from "./stored-event.js";
 

@@ -1,7 +1,7 @@
 import type { Destination } from "../../config/resolve.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import type { PrepareResult } from "../../core/message/prepare.js";
-import type { DeliveryJob } from "../run-deliveries.js";
+import type { DeliveryJob } from "../delivery-job.js";
 
 /** An accepted event as it is stored (a spool line, a Redis entry): its source and the event as the pipeline enriched it. */
 export interface StoredEvent {

@@ -1,0 +1,43 @@
+import type { FinishedOutcome } from "../adapters/journal.js";
+import type { PrepareResult } from "../core/message/prepare.js";
+import type { OutputWriteError } from "../core/errors.js";
+
+/** One event to deliver: where it came from, and what preparing it gave. */
+export interface DeliveryJob {
+  /** The input line number (1-based). */
+  number: number;
+  /** The input line as read, kept for the dead-letter file. */
+  original: string;
+  prepared: PrepareResult;
+  /** How log lines name the job; default `line N`. */
+  label?: string;
+  /** What --json records say of where the job came from; default `{ line: N }`. */
+  origin?: Record<string, unknown>;
+  /**
+   * Aborted when the job may no longer be delivered (`wh serve`'s Redis partition lease ended):
+   * its delivery is cut, or never starts, and it ends interrupted.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+export type JobOutcome = "delivered" | "skipped" | "invalid" | "failed" | "interrupted" | "dry-run";
+
+/** Where the runner records each job that ended: a replay's journal, `wh serve`'s spool. */
+export interface FinishedLog {
+  markFinished(number: number, original: string, outcome: FinishedOutcome): void;
+  /** A job that ended without an outcome (interrupted): not recorded, its event is still to deliver. */
+  markUnfinished?(number: number): void;
+  /** Writes what was marked; throws OutputWriteError when the disk refuses. */
+  flush(): void;
+  readonly broken: OutputWriteError | undefined;
+}
+
+/** Where invalid and failed jobs go: a dead-letter file, or `wh serve`'s dead-letter stream. */
+export interface DeadLetterLog {
+  /** One record (a JSON line with its newline), buffered. */
+  append(record: string): void;
+  /** Writes what was appended; throws OutputWriteError when the disk refuses. */
+  flush(): void;
+  /** Records written whole so far. */
+  readonly count: number;
+}
