@@ -1,14 +1,15 @@
-import { setMaxListeners } from "node:events";
 import { limitHeapGrowth } from "../adapters/v8-flags.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
-import type { PrepareResult } from "../core/message/prepare.js";
-import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
+import type { PreparedMessage } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
-import { deliveryRecord, describeTargets } from "../core/delivery-record.js";
-import { OutputWriteError } from "../core/errors.js";
+import { describeTargets } from "../core/delivery-record.js";
+import type { OutputWriteError } from "../core/errors.js";
+import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
 import type { Sender, WaitReason } from "./deliverer.js";
+import { RunRecorder, type RunCounts } from "./run-recorder.js";
+import { RunStop, sendUntilCut } from "./run-stop.js";
 
 /** The live counts of a run, for a progress display. */
 export interface RunProgress {
@@ -22,20 +23,7 @@ export interface RunProgress {
   startedAt: number;
 }
 
-export interface RunCounts {
-  delivered: number;
-  skipped: number;
-  invalid: number;
-  failed: number;
-  /** Jobs started but not finished when the run stopped (Ctrl-C): not journaled, sent again on resume. */
-  unfinished: number;
-  dryRun: number;
-  /** Lines an earlier part of the run finished (with --resume). */
-  alreadyFinished: number;
-}
-
 export interface RunOptions {
-  /** Absent in a dry run. */
   /** Where each event goes; absent in a dry run. */
   sender: Sender | undefined;
   concurrency: number;
@@ -79,9 +67,6 @@ export interface RunSummary extends RunCounts {
 /** Jobs prepared and held beyond the concurrency, waiting for a slot. */
 const READ_AHEAD = 256;
 
-/** How long the first Ctrl-C lets deliveries in flight finish. */
-const GRACE_MS = 5_000;
-
 /**
  * Delivers a stream of jobs (in batches, as they are read) with bounded concurrency, each user's
  * events in order, recording every job's end (delivered, skipped, invalid or failed) in the
@@ -90,212 +75,147 @@ const GRACE_MS = 5_000;
  * happens reaches the caller through onOutcome, onDryRun and startProgress.
  */
 export async function runDeliveries(jobs: AsyncIterable<readonly DeliveryJob[]>, options: RunOptions): Promise<RunSummary> {
-  const { journal, deadLetter } = options;
   limitHeapGrowth();
-  const startedAt = Date.now();
-  const counts: RunCounts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: sumCounts(options.earlier) };
-  // Held beyond those running: READ_AHEAD jobs, enough for the reader's next chunk and for ordered
-  // runs to find other users' events. 4x the concurrency (2,048 jobs at --concurrency 512) was
-  // slower there: 8,962-9,088 events/s against 9,147-9,154 (bench/in-flight.js, cold receiver).
-  const pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: options.concurrency + READ_AHEAD });
-  const hardStop = new AbortController();
-  // Every delivery in flight listens to this one signal.
-  setMaxListeners(0, hardStop.signal);
-  // The run stops reading on Ctrl-C (or SIGTERM, SIGHUP) and when an output file cannot be written.
-  const stop = new AbortController();
-  let writeError: OutputWriteError | undefined;
-  let graceTimer: NodeJS.Timeout | undefined;
-  const onStop = (): void => {
+  return new DeliveryRun(options).run(jobs);
+}
+
+/** One run of runDeliveries: reading the jobs, starting their deliveries, and the summary. */
+class DeliveryRun {
+  private readonly startedAt = Date.now();
+  private readonly recorder: RunRecorder;
+  private readonly pool: OrderedPool;
+  private readonly stop: RunStop;
+  private readonly batchSize: number;
+  private readonly pendingBatch: DeliveryJob[] = [];
+  private nextStartAt: number;
+
+  constructor(private readonly options: RunOptions) {
+    this.recorder = new RunRecorder(options, () => this.stop.reading.abort());
+    // Held beyond those running: READ_AHEAD jobs, enough for the reader's next chunk and for ordered
+    // runs to find other users' events. 4x the concurrency (2,048 jobs at --concurrency 512) was
+    // slower there: 8,962-9,088 events/s against 9,147-9,154 (bench/in-flight.js, cold receiver).
+    this.pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: options.concurrency + READ_AHEAD });
     // Jobs read but not started are simply not reached, like the lines after them.
-    pool.cancelWaiting();
-    graceTimer = setTimeout(() => hardStop.abort(), GRACE_MS);
-    options.stopInput?.();
-  };
-  stop.signal.addEventListener("abort", onStop, { once: true });
-  const onInterrupt = (): void => stop.abort();
-  options.signal.addEventListener("abort", onInterrupt, { once: true });
-  if (options.signal.aborted) stop.abort();
+    this.stop = new RunStop(options.signal, () => {
+      this.pool.cancelWaiting();
+      options.stopInput?.();
+    });
+    this.batchSize = options.batchSize ?? 1;
+    this.nextStartAt = Date.now();
+  }
 
-  // A failed or invalid job is journaled only once its dead-letter record is written whole.
-  let deadJobs: { job: DeliveryJob; outcome: "invalid" | "failed" }[] = [];
-  let flushScheduled = false;
-  const recordWriteError = (error: unknown): void => {
-    if (!(error instanceof OutputWriteError)) throw error;
-    writeError ??= error;
-    stop.abort();
-  };
-  const flush = (): void => {
-    flushScheduled = false;
-    if (deadJobs.length > 0) {
-      const pending = deadJobs;
-      deadJobs = [];
-      const before = deadLetter?.count ?? 0;
-      try {
-        deadLetter?.flush();
-      } catch (error) {
-        recordWriteError(error);
-      }
-      // Only the lines whose records were written whole (all of them, unless the disk refused).
-      const whole = (deadLetter?.count ?? before) - before;
-      for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
-      // The rest are not finished: they are reported again on resume.
-      for (const { outcome } of pending.slice(whole)) {
-        counts[outcome] -= 1;
-        counts.unfinished += 1;
-      }
-    }
+  async run(jobs: AsyncIterable<readonly DeliveryJob[]>): Promise<RunSummary> {
+    const { options, recorder } = this;
+    const progress = options.startProgress?.(() => ({ counts: recorder.counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: this.fraction(), startedAt: this.startedAt }));
     try {
-      journal?.flush();
-    } catch (error) {
-      recordWriteError(error);
+      await this.read(jobs);
+      await this.pool.drain();
+    } finally {
+      this.stop.dispose();
+      progress?.stop();
+      recorder.flush();
     }
-  };
-  /** After a write error, only what needs no dead-letter record can still be recorded. */
-  const canRecord = (outcome: JobOutcome): boolean =>
-    writeError === undefined || (journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"));
-  const finish = (job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void => {
-    if (outcome === "interrupted" || !canRecord(outcome)) {
-      // Not recorded as finished: sent again on resume.
-      options.onOutcome?.(job, "interrupted", report, reason);
-      counts.unfinished += 1;
-      journal?.markUnfinished?.(job.number);
-      return;
-    }
-    options.onOutcome?.(job, outcome, report, reason);
-    if (outcome === "dry-run") {
-      counts.dryRun += 1;
-      return;
-    }
-    counts[outcome] += 1;
-    if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
-      deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
-      deadJobs.push({ job, outcome });
-    } else journal?.markFinished(job.number, job.original, outcome);
-    if (!flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
-      flushScheduled = true;
-      setImmediate(flush);
-    }
-  };
+    const elapsedMs = Date.now() - this.startedAt;
+    const ended = recorder.counts.delivered + recorder.counts.failed;
+    return { ...recorder.counts, earlier: options.earlier ?? emptyCounts(), writeError: recorder.writeError, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
+  }
 
-  const fraction = (): number | undefined => {
-    if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
-    return options.fractionRead?.();
-  };
-  let nextStartAt = Date.now();
-  /** Waits for the next request's turn under --rate; false when the run stopped meanwhile. */
-  const waitForRate = async (ratePerSecond: number): Promise<boolean> => {
-    const waitMs = nextStartAt - Date.now();
-    if (waitMs > 0) await systemClock.sleep(waitMs, stop.signal);
-    nextStartAt = Math.max(nextStartAt, Date.now() - 1_000) + 1_000 / ratePerSecond;
-    return !stop.signal.aborted;
-  };
-  const batchSize = options.batchSize ?? 1;
-  const pendingBatch: DeliveryJob[] = [];
+  /** Reads until the input ends or the run stops. */
+  private async read(jobs: AsyncIterable<readonly DeliveryJob[]>): Promise<void> {
+    for await (const batch of jobs) {
+      for (const job of batch) if (!(await this.take(job))) return;
+      // A batch never waits for more input than was read together (stdin may pause for long).
+      if (this.pendingBatch.length > 0 && !(await this.sendBatch(this.pendingBatch.splice(0)))) return;
+    }
+  }
+
+  /** Ends, holds for a batch, or starts one job; false when the run stopped. */
+  private async take(job: DeliveryJob): Promise<boolean> {
+    const { options, recorder } = this;
+    if (this.stop.reading.signal.aborted) return false;
+    const { prepared } = job;
+    if (!prepared.ok) {
+      recorder.finish(job, "invalid", undefined, prepared.error);
+      return true;
+    }
+    if (!prepared.message.enabled) {
+      recorder.finish(job, "skipped", undefined, prepared.message.skipReason ?? "integrations turn the Webhooks destination off");
+      return true;
+    }
+    if (this.batchSize > 1) {
+      this.pendingBatch.push(job);
+      if (this.pendingBatch.length < this.batchSize) return true;
+      return this.sendBatch(this.pendingBatch.splice(0));
+    }
+    if (options.sender === undefined) {
+      options.onDryRun?.(job, prepared.message);
+      recorder.finish(job, "dry-run");
+      return true;
+    }
+    if (options.ratePerSecond !== undefined && !(await this.waitForRate(options.ratePerSecond))) return false;
+    await this.send(options.sender, job, prepared.message);
+    return true;
+  }
+
+  /** Starts one job's delivery (waiting for room in the pool). */
+  private async send(sender: Sender, job: DeliveryJob, message: PreparedMessage): Promise<void> {
+    const { options, recorder } = this;
+    const submitted = this.pool.submit(options.ordered ? message.userKey : undefined, async () => {
+      const onEvent = options.onDeliveryEvent;
+      const report = await sendUntilCut(this.stop.cut, [job], (signal) => sender.send(message.body, signal, onEvent === undefined ? undefined : (event) => onEvent(job, event)));
+      if (report.outcome === "delivered") recorder.finish(job, "delivered", report);
+      else if (report.outcome === "failed") recorder.finish(job, "failed", report, describeTargets(report));
+      else recorder.finish(job, "interrupted", report);
+    });
+    if (typeof submitted !== "boolean") await submitted;
+  }
+
   /**
    * An Actions batch: one request whose body is the events' JSON array, signed over the first
    * event as Segment signs batches. It starts only once every earlier event of each of its users
    * has ended; each event ends with the batch (a failed batch dead-letters every event, each with
    * its own line). False when the run stopped meanwhile.
    */
-  const sendBatch = async (jobs: DeliveryJob[]): Promise<boolean> => {
-    const messages = jobs.map((job) => (job.prepared as Extract<PrepareResult, { ok: true }>).message);
+  private async sendBatch(jobs: DeliveryJob[]): Promise<boolean> {
+    const { options, recorder } = this;
+    const messages = jobs.map((job) => (job.prepared as Extract<DeliveryJob["prepared"], { ok: true }>).message);
     const body = `[${messages.map((message) => message.body).join(",")}]`;
     const signedText = messages[0]?.body;
     const first = jobs[0] as DeliveryJob;
     if (options.sender === undefined) {
       options.onDryRun?.(first, { body, signedText });
-      for (const job of jobs) finish(job, "dry-run");
+      for (const job of jobs) recorder.finish(job, "dry-run");
       return true;
     }
-    if (options.ratePerSecond !== undefined && !(await waitForRate(options.ratePerSecond))) return false;
+    if (options.ratePerSecond !== undefined && !(await this.waitForRate(options.ratePerSecond))) return false;
     const sender = options.sender;
     const keys = options.ordered ? [...new Set(messages.map((message) => message.userKey).filter((key): key is string => key !== undefined))] : undefined;
-    const submitted = pool.submit(keys, async () => {
+    const submitted = this.pool.submit(keys, async () => {
       const onEvent = options.onDeliveryEvent;
-      const report = await sendUntilCut(hardStop.signal, jobs, (signal) => sender.send(body, signal, onEvent === undefined ? undefined : (event) => onEvent(first, event), signedText));
+      const report = await sendUntilCut(this.stop.cut, jobs, (signal) => sender.send(body, signal, onEvent === undefined ? undefined : (event) => onEvent(first, event), signedText));
       const outcome = report.outcome === "delivered" ? "delivered" : report.outcome === "failed" ? "failed" : "interrupted";
       const reason = outcome === "failed" ? `in a batch of ${jobs.length}: ${describeTargets(report)}` : undefined;
-      for (const job of jobs) finish(job, outcome, report, reason);
+      for (const job of jobs) recorder.finish(job, outcome, report, reason);
     });
     if (typeof submitted !== "boolean") await submitted;
     return true;
-  };
-
-  const progress = options.startProgress?.(() => ({ counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: fraction(), startedAt }));
-  try {
-    reading: for await (const batch of jobs) {
-      for (const job of batch) {
-        if (stop.signal.aborted) break reading;
-        const { prepared } = job;
-        if (!prepared.ok) {
-          finish(job, "invalid", undefined, prepared.error);
-          continue;
-        }
-        if (!prepared.message.enabled) {
-          finish(job, "skipped", undefined, prepared.message.skipReason ?? "integrations turn the Webhooks destination off");
-          continue;
-        }
-        if (batchSize > 1) {
-          pendingBatch.push(job);
-          if (pendingBatch.length >= batchSize && !(await sendBatch(pendingBatch.splice(0)))) break reading;
-          continue;
-        }
-        if (options.sender === undefined) {
-          options.onDryRun?.(job, prepared.message);
-          finish(job, "dry-run");
-          continue;
-        }
-        if (options.ratePerSecond !== undefined && !(await waitForRate(options.ratePerSecond))) break reading;
-        const sender = options.sender;
-        const submitted = pool.submit(options.ordered ? prepared.message.userKey : undefined, async () => {
-          const onEvent = options.onDeliveryEvent;
-          const report = await sendUntilCut(hardStop.signal, [job], (signal) => sender.send(prepared.message.body, signal, onEvent === undefined ? undefined : (event) => onEvent(job, event)));
-          if (report.outcome === "delivered") finish(job, "delivered", report);
-          else if (report.outcome === "failed") finish(job, "failed", report, describeTargets(report));
-          else finish(job, "interrupted", report);
-        });
-        if (typeof submitted !== "boolean") await submitted;
-      }
-      // A batch never waits for more input than was read together (stdin may pause for long).
-      if (pendingBatch.length > 0 && !(await sendBatch(pendingBatch.splice(0)))) break reading;
-    }
-    await pool.drain();
-  } finally {
-    options.signal.removeEventListener("abort", onInterrupt);
-    stop.signal.removeEventListener("abort", onStop);
-    clearTimeout(graceTimer);
-    progress?.stop();
-    flush();
   }
-  const elapsedMs = Date.now() - startedAt;
-  const ended = counts.delivered + counts.failed;
-  return { ...counts, earlier: options.earlier ?? emptyCounts(), writeError, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
-}
 
-/**
- * Sends with a signal that `stop` aborts, and so do the jobs' own signals when they have them.
- * (Not AbortSignal.any: on Node 20 every signal it makes stays reachable from the long-lived
- * `stop`, 7 MB per 100,000 events.)
- */
-async function sendUntilCut(stop: AbortSignal, jobs: readonly DeliveryJob[], send: (signal: AbortSignal) => Promise<DeliveryReport>): Promise<DeliveryReport> {
-  let sources: Set<AbortSignal> | undefined;
-  for (const job of jobs) if (job.signal !== undefined) (sources ??= new Set([stop])).add(job.signal);
-  if (sources === undefined) return send(stop);
-  const cut = new AbortController();
-  const abort = (): void => cut.abort();
-  for (const source of sources) {
-    if (source.aborted) cut.abort();
-    source.addEventListener("abort", abort, { once: true });
+  /** Waits for the next request's turn under --rate; false when the run stopped meanwhile. */
+  private async waitForRate(ratePerSecond: number): Promise<boolean> {
+    const waitMs = this.nextStartAt - Date.now();
+    if (waitMs > 0) await systemClock.sleep(waitMs, this.stop.reading.signal);
+    this.nextStartAt = Math.max(this.nextStartAt, Date.now() - 1_000) + 1_000 / ratePerSecond;
+    return !this.stop.reading.signal.aborted;
   }
-  try {
-    return await send(cut.signal);
-  } finally {
-    for (const source of sources) source.removeEventListener("abort", abort);
-  }
-}
 
-function sumCounts(counts: OutcomeCounts | undefined): number {
-  return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
+  /** How much of the input is done, 0 to 1: ended jobs of a known total, else the share read. */
+  private fraction(): number | undefined {
+    const { options, recorder } = this;
+    const { counts } = recorder;
+    if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
+    return options.fractionRead?.();
+  }
 }
 
 /** What the whole run came to: this part and the earlier parts of a resumed run. */
@@ -318,15 +238,4 @@ export function runExitCode(summary: RunSummary, interrupted: boolean): number {
   if (interrupted) return 130;
   const whole = wholeRunCounts(summary);
   return whole.invalid + whole.failed > 0 ? 1 : 0;
-}
-
-function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {
-  return {
-    line: job.number,
-    outcome,
-    reason,
-    ...(report === undefined ? {} : { urls: deliveryRecord(report).urls }),
-    at: new Date().toISOString(),
-    original: job.original,
-  };
 }

@@ -1,0 +1,126 @@
+import type { OutcomeCounts } from "../adapters/journal.js";
+import type { DeliveryReport } from "../core/deliver.js";
+import { deliveryRecord } from "../core/delivery-record.js";
+import { OutputWriteError } from "../core/errors.js";
+import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
+
+export interface RunCounts {
+  delivered: number;
+  skipped: number;
+  invalid: number;
+  failed: number;
+  /** Jobs started but not finished when the run stopped (Ctrl-C): not journaled, sent again on resume. */
+  unfinished: number;
+  dryRun: number;
+  /** Lines an earlier part of the run finished (with --resume). */
+  alreadyFinished: number;
+}
+
+export interface RecorderOptions {
+  journal: FinishedLog | undefined;
+  deadLetter: DeadLetterLog | undefined;
+  /** With --resume: what the earlier parts of the run came to, from the journal. */
+  earlier?: OutcomeCounts | undefined;
+  onOutcome?: ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void) | undefined;
+}
+
+/**
+ * Records how each job of a run ended: counts it, dead-letters the invalid and failed ones and
+ * journals it, flushing both logs once per turn of the event loop. A failed or invalid job is
+ * journaled only once its dead-letter record is written whole. The first output file that
+ * cannot be written is kept, and `onWriteError` stops the run.
+ */
+export class RunRecorder {
+  readonly counts: RunCounts;
+  writeError: OutputWriteError | undefined;
+  private deadJobs: { job: DeliveryJob; outcome: "invalid" | "failed" }[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly options: RecorderOptions,
+    private readonly onWriteError: () => void,
+  ) {
+    this.counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: sumCounts(options.earlier) };
+  }
+
+  /** A job ended: `interrupted` (or anything, once a write error stops the run) is not recorded, and sent again on resume. */
+  finish(job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void {
+    const { journal, deadLetter, onOutcome } = this.options;
+    if (outcome === "interrupted" || !this.canRecord(outcome)) {
+      // Not recorded as finished: sent again on resume.
+      onOutcome?.(job, "interrupted", report, reason);
+      this.counts.unfinished += 1;
+      journal?.markUnfinished?.(job.number);
+      return;
+    }
+    onOutcome?.(job, outcome, report, reason);
+    if (outcome === "dry-run") {
+      this.counts.dryRun += 1;
+      return;
+    }
+    this.counts[outcome] += 1;
+    if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
+      deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
+      this.deadJobs.push({ job, outcome });
+    } else journal?.markFinished(job.number, job.original, outcome);
+    if (!this.flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Writes the dead letters, then journals the jobs whose records were written whole. */
+  flush(): void {
+    const { journal, deadLetter } = this.options;
+    this.flushScheduled = false;
+    if (this.deadJobs.length > 0) {
+      const pending = this.deadJobs;
+      this.deadJobs = [];
+      const before = deadLetter?.count ?? 0;
+      try {
+        deadLetter?.flush();
+      } catch (error) {
+        this.recordWriteError(error);
+      }
+      // Only the lines whose records were written whole (all of them, unless the disk refused).
+      const whole = (deadLetter?.count ?? before) - before;
+      for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
+      // The rest are not finished: they are reported again on resume.
+      for (const { outcome } of pending.slice(whole)) {
+        this.counts[outcome] -= 1;
+        this.counts.unfinished += 1;
+      }
+    }
+    try {
+      journal?.flush();
+    } catch (error) {
+      this.recordWriteError(error);
+    }
+  }
+
+  private recordWriteError(error: unknown): void {
+    if (!(error instanceof OutputWriteError)) throw error;
+    this.writeError ??= error;
+    this.onWriteError();
+  }
+
+  /** After a write error, only what needs no dead-letter record can still be recorded. */
+  private canRecord(outcome: JobOutcome): boolean {
+    return this.writeError === undefined || (this.options.journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"));
+  }
+}
+
+function sumCounts(counts: OutcomeCounts | undefined): number {
+  return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
+}
+
+function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {
+  return {
+    line: job.number,
+    outcome,
+    reason,
+    ...(report === undefined ? {} : { urls: deliveryRecord(report).urls }),
+    at: new Date().toISOString(),
+    original: job.original,
+  };
+}
