@@ -1,3 +1,5 @@
+import { singleQuoted } from "../core/shell-quote.js";
+
 /** What a command is made of: an entry of the inspector, all of it from the network. */
 export interface CommandSource {
   method: string;
@@ -16,18 +18,17 @@ export interface CommandBuilders {
 
 /**
  * The inspector page's "copy as curl" and "copy as wh send --data". Everything they put in a
- * command came from the network, so every value is one single-quoted shell word: inside single
- * quotes a POSIX shell reads nothing as syntax (`;`, `$(…)`, backquotes, newlines), and a `'` is
- * closed, escaped and reopened. Quoting keeps the shell out; what `wh send` makes of its words is
- * kept in hand too: the type is one of `messageTypes` (else track, which `wh send` then reports
- * against the body's type), since a word starting with `-` would be an option, and a body that
- * `--data` would take for a file name is given on standard input.
+ * command came from the network, so every value is one single-quoted shell word (singleQuoted).
+ * Quoting keeps the shell out; what `wh send` makes of its words is kept in hand too: the type is
+ * one of `messageTypes` (else track, which `wh send` then reports against the body's type), since
+ * a word starting with `-` would be an option, and a body that `--data` would take for a file
+ * name is given on standard input.
  *
  * The page runs this very function: its script (src/browser/inspector/) imports it, and is bundled
  * with it (scripts/bundle-inspector-page.mjs).
  */
 export function commandBuilders(messageTypes: readonly string[]): CommandBuilders {
-  const quote = (text: string): string => "'" + String(text).replace(/'/g, "'\\''") + "'";
+  const quote = singleQuoted;
   const url = (entry: CommandSource, origin: string): string => quote(origin.replace(/\/$/, "") + entry.path);
   return {
     curlCommand(entry, origin) {

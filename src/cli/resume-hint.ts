@@ -1,5 +1,6 @@
 import { MASK, redactHeaderValue, redactUrl } from "../core/redact.js";
 import { type FlagTable, longName } from "./flags/spec.js";
+import { shellQuote } from "../core/shell-quote.js";
 
 /**
  * The command that resumes a run: the same input and every flag of its table that the table marks
@@ -49,9 +50,4 @@ function maskHeader(text: string): string {
   if (colon <= 0) return text;
   const name = text.slice(0, colon).trim();
   return `${name}: ${redactHeaderValue(name, text.slice(colon + 1).trim())}`;
-}
-
-/** A word as a POSIX shell reads it back: bare when safe, else in single quotes. */
-export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
