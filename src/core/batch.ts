@@ -1,7 +1,7 @@
 /** The largest batch request body, in bytes (the seed's 500 KB). */
 export const MAX_BATCH_BYTES = 500_000;
 
-/** The most messages in one batch (Segment's HTTP API limit). */
+/** The most messages in one batch (Segment's HTTP API limit): the client never sends more, and `wh serve` rejects those past it. */
 export const MAX_BATCH_MESSAGES = 2_500;
 
 /** The body of one batch request, built from messages serialised once. */

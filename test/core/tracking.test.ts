@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MessageStamps } from "../../src/core/message/prepare.js";
-import { basicAuthWriteKey, expandRequest, MAX_BATCH_EVENTS, RecentIds, trackingCall } from "../../src/core/message/tracking.js";
+import { MAX_BATCH_MESSAGES } from "../../src/core/batch.js";
+import { basicAuthWriteKey, expandRequest, RecentIds, trackingCall } from "../../src/core/message/tracking.js";
 import { Registry } from "../../src/core/prometheus.js";
 
 const stamps: MessageStamps = { now: () => new Date("2026-11-22T10:00:00.000Z"), newId: () => "new-id" };
@@ -92,9 +93,9 @@ describe("expandRequest", () => {
         { index: 2, messageId: "big", reason: "too_large", error: expect.stringContaining("32 KB"), sent: expect.objectContaining({ messageId: "big" }) },
       ],
     });
-    const many = rejectedOf("batch", { batch: Array.from({ length: MAX_BATCH_EVENTS + 1 }, () => good) });
-    expect(many.kept).toHaveLength(MAX_BATCH_EVENTS);
-    expect(many.rejected).toEqual([{ index: MAX_BATCH_EVENTS, messageId: undefined, reason: "over_batch_limit", error: "past the 2500 events one batch may carry", sent: good }]);
+    const many = rejectedOf("batch", { batch: Array.from({ length: MAX_BATCH_MESSAGES + 1 }, () => good) });
+    expect(many.kept).toHaveLength(MAX_BATCH_MESSAGES);
+    expect(many.rejected).toEqual([{ index: MAX_BATCH_MESSAGES, messageId: undefined, reason: "over_batch_limit", error: "past the 2500 events one batch may carry", sent: good }]);
     expect(rejectedOf("track", { userId: "u", event: "E", timestamp: "yesterday" }).rejected).toEqual([{ index: 0, messageId: undefined, reason: "invalid_timestamp", error: expect.stringContaining("not an ISO 8601"), sent: expect.any(Object) }]);
     expect(rejectedOf("track", { userId: "u", event: "E", timestamp: 5 }).rejected).toMatchObject([{ error: expect.stringContaining("ISO 8601 string") }]);
     expect(rejectedOf("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }).rejected).toMatchObject([{ error: expect.stringContaining("sentAt") }]);

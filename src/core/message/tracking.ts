@@ -1,3 +1,4 @@
+import { MAX_BATCH_MESSAGES } from "../batch.js";
 import { sizeError } from "./rules.js";
 import { isJsonObject } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
@@ -26,9 +27,6 @@ export type TrackingErrorCode =
   | "not_accepting"
   | "unavailable"
   | "internal_error";
-
-/** The most events one batch request may carry (Segment's HTTP API limit); those past it are rejected. */
-export const MAX_BATCH_EVENTS = 2_500;
 
 /**
  * The largest event, in bytes of its compact JSON as the client sent it, before the pipeline adds
@@ -118,8 +116,8 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
       continue;
     }
     const messageId = typeof item.messageId === "string" ? item.messageId : undefined;
-    if (index >= MAX_BATCH_EVENTS) {
-      rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_EVENTS} events one batch may carry`, sent: item });
+    if (index >= MAX_BATCH_MESSAGES) {
+      rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_MESSAGES} events one batch may carry`, sent: item });
       continue;
     }
     const bytes = Buffer.byteLength(JSON.stringify(item));
