@@ -1,5 +1,5 @@
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
-import { parseJson } from "../core/message/parse-json.js";
+import { isJsonObject, parseJson } from "../core/message/parse-json.js";
 import { UsageError } from "../core/errors.js";
 import { parseJsonOrText } from "../core/json-or-text.js";
 import { stripBom } from "../core/text.js";
@@ -27,7 +27,7 @@ export function assignKeyValues(flag: string, pairs: readonly string[], target: 
     let node = target;
     for (const key of path.slice(0, -1)) {
       const next = node[key];
-      if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
+      if (!isJsonObject(next)) node[key] = {};
       node = node[key] as Record<string, unknown>;
     }
     const text = pair.slice(equals + 1);
@@ -40,9 +40,9 @@ export function assignKeyValues(flag: string, pairs: readonly string[], target: 
 function overwrites(target: Record<string, unknown>, path: readonly string[]): boolean {
   let node: unknown = target;
   for (const key of path) {
-    if (typeof node !== "object" || node === null || Array.isArray(node)) return true;
+    if (!isJsonObject(node)) return true;
     if (!Object.hasOwn(node, key)) return false;
-    node = (node as Record<string, unknown>)[key];
+    node = node[key];
   }
   return true;
 }
@@ -54,6 +54,6 @@ export function parseJsonObjectFlag(flag: string, text: string): Record<string, 
   const inexact = inexactNumberProblem(text);
   if (inexact !== undefined) throw new UsageError(`${flag}: ${inexact}`);
   const value = parsed.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`${flag}: expected a JSON object`);
-  return value as Record<string, unknown>;
+  if (!isJsonObject(value)) throw new UsageError(`${flag}: expected a JSON object`);
+  return value;
 }

@@ -1,6 +1,7 @@
 import { startInspector, type Inspector, type InspectorEntry } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
 import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
+import { isJsonObject } from "../core/message/parse-json.js";
 import { redactUrl } from "../core/redact.js";
 import { userOf } from "../core/shard.js";
 import { resendRequest } from "../engine/resend.js";
@@ -74,7 +75,7 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
 
 /** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */
 function eventEntry(id: number, request: AcceptedRequest, sent: unknown, { verdict, reason, answer }: { verdict: InspectorEntry["verdict"]; reason: string | undefined; answer: string }): InspectorEntry {
-  const event = typeof sent === "object" && sent !== null && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {};
+  const event = isJsonObject(sent) ? sent : {};
   const body = JSON.stringify(sent) ?? "";
   return {
     id,

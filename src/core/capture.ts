@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { explainMismatch } from "./explain-signature.js";
+import { isJsonObject } from "./message/parse-json.js";
 import { redactHeaders, redactRequestTarget } from "./redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "./sign.js";
 
@@ -13,7 +14,7 @@ export interface CaptureRecord {
   method: string;
   /** As received, secret-looking query values masked (see core/redact). */
   path: string;
-  /** As received, credentials masked (Authorization, Cookie, X-Auth-Token and the like; not X-Signature). */
+  /** As received, credentials masked (core/redact.ts isCredentialHeader: not X-Signature). */
   headers: Record<string, string>;
   /** The body's exact text (for a batch record, the event's JSON). */
   body: string;
@@ -29,11 +30,9 @@ export function captureLines(request: { receivedAt: Date; method: string; path: 
 
 /** A parsed NDJSON value that is a capture record (not a message): its fields, else undefined. */
 export function asCaptureRecord(value: unknown): CaptureRecord | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const record = value as Record<string, unknown>;
-  const isRecord =
-    typeof record.body === "string" && typeof record.method === "string" && typeof record.path === "string" && typeof record.receivedAt === "string" && typeof record.headers === "object" && record.headers !== null;
-  return isRecord ? (record as unknown as CaptureRecord) : undefined;
+  if (!isJsonObject(value)) return undefined;
+  const isRecord = typeof value.body === "string" && typeof value.method === "string" && typeof value.path === "string" && typeof value.receivedAt === "string" && typeof value.headers === "object" && value.headers !== null;
+  return isRecord ? (value as unknown as CaptureRecord) : undefined;
 }
 
 export type CaptureVerdict = "valid" | "valid-batch" | "batch-event" | "invalid" | "missing";

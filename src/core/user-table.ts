@@ -5,7 +5,7 @@
  * adapters/user-table-reader.ts; what a record means is decided here.
  */
 import { parseJsonOrText } from "./json-or-text.js";
-import { parseJsonOrThrow } from "./message/parse-json.js";
+import { isJsonObject, parseJsonOrThrow } from "./message/parse-json.js";
 
 export type UserRow = { userId: string; value: unknown };
 export type RowResult = { ok: true; row: UserRow } | { ok: false; error: string };
@@ -59,11 +59,10 @@ export function jsonRow(line: string, wantValue: boolean): RowResult {
   } catch (error) {
     return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, error: "expected a JSON object" };
-  const record = value as Record<string, unknown>;
-  const userId = record.userId ?? record.user_id;
+  if (!isJsonObject(value)) return { ok: false, error: "expected a JSON object" };
+  const userId = value.userId ?? value.user_id;
   if (typeof userId !== "string" || userId === "") return { ok: false, error: "no userId (a non-empty string)" };
   if (!wantValue) return { ok: true, row: { userId, value: true } };
-  if (!("value" in record)) return { ok: false, error: `no value for ${userId}` };
-  return { ok: true, row: { userId, value: record.value } };
+  if (!("value" in value)) return { ok: false, error: `no value for ${userId}` };
+  return { ok: true, row: { userId, value: value.value } };
 }

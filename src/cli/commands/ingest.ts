@@ -9,7 +9,7 @@ import { formatDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { buildIngestMessage, type IngestType } from "../../core/message/ingest-message.js";
 import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
-import { parseJson } from "../../core/message/parse-json.js";
+import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
@@ -136,17 +136,15 @@ function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
   // The client serialises each message again: a number it cannot hold exactly would change.
   const inexact = inexactNumberProblem(text);
   if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
-  const value = parsed.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, kind: "invalid-message", error: "expected a JSON object" };
-  const record = value as Record<string, unknown>;
+  const record = parsed.value;
+  if (!isJsonObject(record)) return { ok: false, kind: "invalid-message", error: "expected a JSON object" };
   if (!Array.isArray(record.batch)) return checkIngestMessage(record, text, stamps);
   const context = record.context;
-  if (context !== undefined && (typeof context !== "object" || context === null || Array.isArray(context))) return { ok: false, kind: "invalid-message", error: "context: expected an object" };
+  if (context !== undefined && !isJsonObject(context)) return { ok: false, kind: "invalid-message", error: "context: expected an object" };
   const messages: Record<string, unknown>[] = [];
-  for (const [index, each] of record.batch.entries()) {
-    if (typeof each !== "object" || each === null || Array.isArray(each)) return { ok: false, kind: "invalid-message", error: `batch[${index}]: expected a JSON object` };
-    const message = each as Record<string, unknown>;
-    const merged = context === undefined ? message : { ...message, context: { ...(context as object), ...(message.context as object | undefined) } };
+  for (const [index, message] of record.batch.entries()) {
+    if (!isJsonObject(message)) return { ok: false, kind: "invalid-message", error: `batch[${index}]: expected a JSON object` };
+    const merged = context === undefined ? message : { ...message, context: { ...context, ...(message.context as object | undefined) } };
     const checked = checkIngestMessage(merged, "", stamps);
     if (!checked.ok) return { ...checked, error: `batch[${index}]: ${checked.error}` };
     messages.push(merged);
