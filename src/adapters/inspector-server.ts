@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
+import { BoundedMap } from "../core/bounded-map.js";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { INSPECTOR_PAGE } from "./inspector-page.generated.js";
 import type { InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "./inspector-protocol.js";
@@ -51,7 +52,7 @@ const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i;
  */
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
   const token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
-  const entries = new Map<number, InspectorEntry>();
+  const entries = new BoundedMap<number, InspectorEntry>(MAX_ENTRIES);
   const streams = new Set<ServerResponse>();
   const send = (entry: InspectorEntry): void => {
     const frame = `event: entry\ndata: ${JSON.stringify(entry)}\n\n`;
@@ -120,7 +121,6 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     url: `http://${host}:${port}/${token === undefined ? "" : `?token=${token}`}`,
     add(entry) {
       entries.set(entry.id, entry);
-      if (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value as number);
       send(entry);
     },
     update(id, change) {

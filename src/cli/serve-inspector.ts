@@ -1,5 +1,6 @@
 import { startInspector, type Inspector, type InspectorEntry } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
+import { BoundedMap } from "../core/bounded-map.js";
 import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
 import { isJsonObject } from "../core/message/parse-json.js";
 import { redactUrl } from "../core/redact.js";
@@ -17,9 +18,9 @@ import type { Output } from "./render.js";
 export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output) {
   // Entries are known by their event's messageId: with Redis an event has no local number until a
   // forwarder reads it (perhaps in another process: each page shows what its process accepted).
-  const ids = new Map<string, number>();
+  const ids = new BoundedMap<string, number>(10_000);
   let last = 0;
-  const sent = new Map<number, { body: string; destination: Destination }>();
+  const sent = new BoundedMap<number, { body: string; destination: Destination }>(1_000);
   const entryOf = (job: DeliveryJob): number | undefined => ids.get(String((job.origin as { messageId?: unknown } | undefined)?.messageId));
   const state = {
     origin: "",
@@ -28,7 +29,6 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
       for (const event of request.events ?? []) {
         last += 1;
         ids.set(String(event.messageId), last);
-        if (ids.size > 10_000) ids.delete(ids.keys().next().value as string);
         state.inspector.add(eventEntry(last, request, event, { verdict: "accepted", reason: request.source === undefined ? undefined : `source ${request.source}`, answer: '{"success":true}' }));
       }
       // A rejected event is shown beside the accepted ones: the SDK was told 200, so here is where it shows.
@@ -42,7 +42,6 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
       const id = entryOf(job);
       if (id === undefined) return;
       if (job.prepared.ok) sent.set(id, { body: job.prepared.message.body, destination });
-      if (sent.size > 1_000) sent.delete(sent.keys().next().value as number);
       if (event.type !== "response") return;
       const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
       const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;

@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { userOf } from "../../core/shard.js";
+import { BoundedMap } from "../../core/bounded-map.js";
 import { startInspector, type Inspector, type InspectorEntry } from "../../adapters/inspector-server.js";
 import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../adapters/receiver.js";
 import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/redact.js";
@@ -23,7 +24,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
   if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);
   // The requests the page can act on, by id (as many as the page keeps).
-  const kept = new Map<number, ReceivedRequest>();
+  const kept = new BoundedMap<number, ReceivedRequest>(1_000);
   let inspector: Inspector | undefined;
   const receiver = await startReceiver({
     host,
@@ -36,7 +37,6 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       printRequest(output, request);
       if (inspector === undefined) return;
       kept.set(request.id, request);
-      if (kept.size > 1_000) kept.delete(kept.keys().next().value as number);
       inspector.add(requestEntry(request));
     },
   }).catch(listenFailure(port, host));

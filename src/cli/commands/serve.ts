@@ -5,6 +5,7 @@ import { loadConfig } from "../../config/load.js";
 import { formatPath } from "../../core/message/schema.js";
 import { resolveDeliverySettings, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
+import { BoundedMap } from "../../core/bounded-map.js";
 import { ConfigError, UsageError } from "../../core/errors.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
@@ -199,12 +200,11 @@ function mask(writeKey: string): string {
 
 /** The same warning at most once every 10 s (Redis away: every read and every tick fails alike). */
 function quietRepeats(warn: (message: string) => void): (message: string) => void {
-  const lastShown = new Map<string, number>();
+  const lastShown = new BoundedMap<string, number>(100);
   return (message) => {
     const now = Date.now();
     if (now - (lastShown.get(message) ?? 0) < 10_000) return;
     lastShown.set(message, now);
-    if (lastShown.size > 100) lastShown.delete(lastShown.keys().next().value as string);
     warn(message);
   };
 }
