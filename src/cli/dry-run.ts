@@ -37,7 +37,7 @@ export interface DryRunRequest {
 }
 
 /** The headers of a request to `target`, as output shows them: credential-like values masked. */
-export function headersShown(headers: Readonly<Record<string, string>>, target: WebhookTarget): Record<string, string> {
+function headersShown(headers: Readonly<Record<string, string>>, target: WebhookTarget): Record<string, string> {
   const shown: Record<string, string> = { ...headers };
   for (const [name, value] of Object.entries(target.headers)) shown[name] = redactHeaderValue(name, value);
   return shown;

@@ -60,10 +60,10 @@ export interface DeliverySettings {
 /** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
 export type SourceSelection = "one" | "all-enabled" | "all";
 
-export const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 5_000;
 /** Segment's Actions destinations wait 10 s for an answer (actions-core request-client.ts, DEFAULT_REQUEST_TIMEOUT). */
-export const ACTIONS_TIMEOUT_MS = 10_000;
-export const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
+const ACTIONS_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
 
 /** Flags override the environment, the environment overrides the config file. */
 export async function resolveDeliverySettings(

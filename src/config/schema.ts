@@ -137,7 +137,6 @@ export const configSchema = z
 
 export type WhConfig = z.infer<typeof configSchema>;
 export type WebhookConfig = z.infer<typeof webhookSchema>;
-export type SourceConfig = z.infer<typeof sourceSchema>;
 
 export type ParseConfigResult = { ok: true; value: WhConfig } | { ok: false; issues: string[] };
 

@@ -44,7 +44,7 @@ export function redactRequestTarget(target: string): string {
 }
 
 /** Whether a header's value is a credential (see CREDENTIAL_HEADER). */
-export function isCredentialHeader(name: string): boolean {
+function isCredentialHeader(name: string): boolean {
   return name.toLowerCase() !== "x-signature" && CREDENTIAL_HEADER.test(name);
 }
 

@@ -16,7 +16,7 @@ import { RedisStore } from "./serve/redis-store.js";
 import { SpoolStore } from "./serve/spool-store.js";
 import type { JobMaker, StoredEvent } from "./serve/stored-event.js";
 
-export { RETRY_AFTER_SECONDS, type AcceptedRequest } from "./serve/accept.js";
+export type { AcceptedRequest } from "./serve/accept.js";
 
 export interface ServeOptions {
   host: string;

@@ -17,7 +17,7 @@ import { runReplay } from "./replay.js";
  * The sample events shipped with wh (one of each message type), found from this module upward:
  * the module is dist/cli/commands/demo.js, or the bundled CLI's dist/cli-bundle/demo.cjs.
  */
-export const SAMPLE_EVENTS = findUpward(dirname(fileURLToPath(import.meta.url)), join("fixtures", "events.ndjson"));
+const SAMPLE_EVENTS = findUpward(dirname(fileURLToPath(import.meta.url)), join("fixtures", "events.ndjson"));
 
 function findUpward(from: string, relative: string): string {
   for (let dir = from; ; dir = dirname(dir)) {

@@ -19,7 +19,6 @@ export interface MessageStamps {
 
 /** Which generation of Segment's Webhooks destination wh delivers as (PRODUCT.md section 6). */
 export type DestinationMode = "classic" | "actions";
-export const DESTINATION_MODES: readonly DestinationMode[] = ["classic", "actions"];
 
 export interface PrepareOptions {
   /** classic: the seed's shapes (default). actions: the whole event as Segment holds it. */

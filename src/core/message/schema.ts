@@ -93,7 +93,6 @@ export const outboundMessageSchema = z.looseObject({
   timestamp: z.string(),
   messageId: z.optional(z.string()),
 });
-export type OutboundMessage = z.infer<typeof outboundMessageSchema>;
 export const parseOutboundMessage = withFastPath(outboundMessageSchema);
 
 /** Formats zod issues as `path: problem`, the way every error in wh names a place. */

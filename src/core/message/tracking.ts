@@ -34,7 +34,7 @@ export type TrackingErrorCode =
  * 32, analytics-python MAX_MSG_SIZE 32 << 10). analytics-python measures its own looser
  * serialisation (", " separators), so what it lets through is never larger here.
  */
-export const MAX_SENT_EVENT_BYTES = 32 * 1024;
+const MAX_SENT_EVENT_BYTES = 32 * 1024;
 
 /** `/v1/<call>` and the one-letter paths analytics.js posts to. */
 const CALLS: Record<string, string> = {

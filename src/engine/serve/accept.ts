@@ -9,7 +9,7 @@ import type { ServeMetrics } from "./metrics.js";
 import type { AcceptedEvent } from "./stored-event.js";
 
 /** How long a client is asked to wait before retrying a 503 (full spool or disk). */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 /** A source as accepting sees it: its destination and the messageIds it accepted lately. */
 export interface Source {
