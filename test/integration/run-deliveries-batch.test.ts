@@ -3,7 +3,8 @@ import type { Destination } from "../../src/config/resolve.js";
 import { prepareMessage } from "../../src/core/message/prepare.js";
 import { signBody, verifyBody } from "../../src/core/sign.js";
 import { createDeliverer, type Deliverer } from "../../src/engine/deliverer.js";
-import { runDeliveries, type DeliveryJob, type JobOutcome, type RunSummary } from "../../src/engine/run-deliveries.js";
+import type { DeliveryJob, JobOutcome } from "../../src/engine/delivery-job.js";
+import { runDeliveries, type RunSummary } from "../../src/engine/run-deliveries.js";
 import type { RecordingServerOptions } from "../helpers/recording-server.js";
 import { createHarness, targetOf } from "./support.js";
 
