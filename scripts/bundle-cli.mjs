@@ -9,8 +9,7 @@
 // `instanceof WhError` must see the classes the commands throw. The library entry (dist/index.js,
 // with its types) is tsc's output and is not bundled.
 import { readdirSync, readFileSync } from "node:fs";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import http2 from "node:http2";
+import { basename, join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -18,16 +17,24 @@ import { build } from "esbuild";
 const SRC = resolve("src");
 const MAIN = join(SRC, "cli/main.ts");
 const ERRORS = join(SRC, "core/errors.ts");
-const UNDICI_AGENT = join(SRC, "adapters/undici-agent.ts");
-// Kept external, loaded from node_modules: undici's index (for a proxy, and `wh listen`'s
-// forwarding; its Agent alone is bundled: bundleUndiciAgent), and redis. A name is the package
+// Kept external, loaded from node_modules: redis (`wh serve --redis` only). A name is the package
 // itself, not its files. cosmiconfig is a file of its own (cosmiconfigFile).
-const EXTERNAL = ["undici", "redis", "@redis/*"];
+const EXTERNAL = ["redis", "@redis/*"];
+// Packages that are a file of their own however the source imports them: undici, whose public
+// entry loads all of it (fetch, WebSocket, caches: 1 MB), is read only by the commands that
+// deliver, once, and never by `wh sign` or `wh verify`. From one bundled file it starts about
+// 10 ms sooner than from node_modules' 150 files (bench/cold-start.js, `wh send`).
+const OWN_FILE_PACKAGES = ["undici"];
 const isExternal = (specifier) => EXTERNAL.some((pattern) => pattern === specifier || (pattern.endsWith("/*") && specifier.startsWith(pattern.slice(0, -1))));
 
-/** What the source loads with a literal `import("…")` (not a type's `typeof import`), by what it imports: its file and its name here. */
+const packageFile = (specifier) => ({ file: fileURLToPath(import.meta.resolve(specifier)), name: specifier.replace(/[@/]/g, "-").replace(/^-/, "") });
+
+/**
+ * What is a file of its own, by what it is imported as: its file and its name here. That is what
+ * the source loads with a literal `import("…")` (not a type's `typeof import`), and OWN_FILE_PACKAGES.
+ */
 function lazilyImported() {
-  const found = new Map();
+  const found = new Map(OWN_FILE_PACKAGES.map((specifier) => [specifier, packageFile(specifier)]));
   const visit = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -38,7 +45,7 @@ function lazilyImported() {
             const file = resolve(dir, specifier.replace(/\.js$/, ".ts"));
             found.set(file, { file, name: basename(file, ".ts") });
           } else if (!specifier.startsWith("node:") && !isExternal(specifier)) {
-            found.set(specifier, { file: fileURLToPath(import.meta.resolve(specifier)), name: specifier.replace(/[@/]/g, "-").replace(/^-/, "") });
+            found.set(specifier, packageFile(specifier));
           }
         }
       }
@@ -51,7 +58,7 @@ function lazilyImported() {
 const lazy = lazilyImported();
 
 /**
- * A dynamic import of what is loaded lazily becomes a require of its file; in the lazy files,
+ * A dynamic import of what is loaded lazily, and any import of OWN_FILE_PACKAGES, becomes a require of its file; in the lazy files,
  * core/errors comes from main.cjs. The import goes through a small ES module that re-exports the
  * file: esbuild gives a .ts file of this "type": "module" package Node's interop for a required
  * file (its `default` is the whole module.exports), but each file here is an ES module compiled to
@@ -68,7 +75,7 @@ function requireSeparateFiles(inMain) {
         const relative = args.path.startsWith(".");
         const key = relative ? resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) : args.path;
         if (!inMain && key === ERRORS) return { path: "./main.cjs", external: true };
-        const target = args.kind === "dynamic-import" ? lazy.get(key) : undefined;
+        const target = args.kind === "dynamic-import" || OWN_FILE_PACKAGES.includes(key) ? lazy.get(key) : undefined;
         return target === undefined ? undefined : { path: target.name, namespace: "wh-lazy" };
       });
       build.onLoad({ filter: /.*/, namespace: "wh-lazy" }, (args) => {
@@ -100,56 +107,6 @@ const deferChildProcess = {
   },
 };
 
-/**
- * adapters/undici-agent.ts finds undici's Agent file at run time, from node_modules (about 40
- * files); here it is found now and bundled in, which starts `wh send` about 3 ms sooner.
- */
-const bundleUndiciAgent = {
-  name: "bundle-undici-agent",
-  setup(build) {
-    build.onResolve({ filter: /undici-agent\.js$/ }, (args) => (resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) === UNDICI_AGENT ? { path: "undici-agent", namespace: "wh-undici" } : undefined));
-    build.onLoad({ filter: /.*/, namespace: "wh-undici" }, () => ({
-      contents: 'import Agent from "undici/lib/dispatcher/agent.js";\nexport function loadAgent() {\n  return Agent;\n}\n',
-      resolveDir: SRC,
-      loader: "js",
-    }));
-  },
-};
-
-/**
- * undici's client loads its HTTP/2 half, and with it node:http2, for constants read at load time:
- * about 4 ms of every `wh send`, which speaks HTTP/1.1 only (undici's allowH2 is off). Here the constants
- * are those of the Node that builds (HTTP/2's, fixed by RFC 9113), and the module itself is loaded
- * on first use of anything else.
- */
-const deferHttp2 = {
-  name: "defer-http2",
-  setup(build) {
-    build.onResolve({ filter: /^node:http2$/ }, (args) => (/[\\/]undici[\\/]/.test(args.importer) ? { path: "http2", namespace: "wh-deferred" } : undefined));
-    build.onLoad({ filter: /^http2$/, namespace: "wh-deferred" }, () => ({
-      contents: `const constants = ${JSON.stringify(http2.constants)};\nmodule.exports = new Proxy({}, { get: (_, key) => (key === "constants" ? constants : require("node:http2")[key]) });\n`,
-      loader: "js",
-    }));
-  },
-};
-
-/**
- * undici's client requires its fetch half (lib/web/) only inside a function, to send a FormData
- * body, which wh never sends: it stays in node_modules, and is required from there if that ever
- * happens. It is 170 KB of the 620 KB `wh send` read and compiled at every start.
- */
-const UNDICI_ROOT = dirname(fileURLToPath(import.meta.resolve("undici/package.json")));
-const undiciFetchOnDemand = {
-  name: "undici-fetch-on-demand",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if (!args.importer.startsWith(UNDICI_ROOT + sep)) return undefined;
-      const file = relative(UNDICI_ROOT, resolve(args.resolveDir, args.path)).split(sep).join("/");
-      return file.startsWith("lib/web/") ? { path: `undici/${file}`, external: true } : undefined;
-    });
-  },
-};
-
 const options = {
   outdir: "dist/cli-bundle",
   // One flat directory: two lazily loaded modules with the same name fail the build.
@@ -166,7 +123,7 @@ const options = {
   logLevel: "warning",
 };
 
-const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess, bundleUndiciAgent, deferHttp2, undiciFetchOnDemand];
+const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess];
 
 /**
  * cosmiconfig, which nearly every command loads to find the config, as one file: from node_modules
