@@ -95,18 +95,6 @@ const mainWithErrors = {
   },
 };
 
-/**
- * commander requires node:child_process at its top for executable subcommands (programs of their
- * own), which wh does not have; it loads node:net and more on every start. Here it is loaded on use.
- */
-const deferChildProcess = {
-  name: "defer-child-process",
-  setup(build) {
-    build.onResolve({ filter: /^node:child_process$/ }, (args) => (/[\\/]commander[\\/]/.test(args.importer) ? { path: "child_process", namespace: "wh-deferred" } : undefined));
-    build.onLoad({ filter: /^child_process$/, namespace: "wh-deferred" }, () => ({ contents: 'module.exports = { get spawn() { return require("node:child_process").spawn; } };', loader: "js" }));
-  },
-};
-
 const options = {
   outdir: "dist/cli-bundle",
   // One flat directory: two lazily loaded modules with the same name fail the build.
@@ -123,7 +111,7 @@ const options = {
   logLevel: "warning",
 };
 
-const plugins = (inMain) => [requireSeparateFiles(inMain), deferChildProcess];
+const plugins = (inMain) => [requireSeparateFiles(inMain)];
 
 /**
  * cosmiconfig, which nearly every command loads to find the config, as one file: from node_modules
