@@ -1,92 +1,83 @@
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import { isJsonObject } from "./message/parse-json.js";
 
 /**
- * zod's safeParse with a fast path for the values it accepts: a yes-or-no check compiled once from
- * the schema itself, that allocates nothing. When the check says yes, the value is returned as it
- * is (every kind of schema the check supports returns an accepted value unchanged, and a loose
- * object keeps its other keys); when it says no, zod parses the value and says why. The schema
- * stays the one definition of what is valid.
+ * A zod schema, and a yes-or-no check of our own that accepts exactly what it accepts, built side
+ * by side from one definition: each builder here makes both halves of one kind of value, so a
+ * message schema is written once (src/core/message/schema.ts). A test holds every check to its
+ * schema's answer on a corpus of valid and invalid messages.
  *
  * Why: zod builds a result object and an issue list for every field it looks at: 2.7 KB of the
- * 16.8 KB replay allocated per event, and 1.1 us per message against 0.23 us for the check.
- * Only the kinds wh's message schemas are built from are compiled; a schema holding any other kind
- * (a default, a transform, a strict or stripping object, another check) gets no fast path, and
- * zod parses every value.
+ * 16.8 KB replay allocated per event, and 1.1 us per message against 0.23 us for the check, which
+ * allocates nothing. Only what replay validates on its hot path is built this way; every kind here
+ * returns an accepted value unchanged (a loose object keeps its other keys), so the check's yes
+ * can hand the value on as zod would.
  */
-export function withFastPath<T extends z.ZodMiniType>(schema: T): (value: unknown) => z.core.util.SafeParseResult<z.output<T>> {
-  const check = compileCheck(schema);
-  if (check === undefined) return (value) => schema.safeParse(value);
-  return (value) => (check(value) ? { success: true, data: value as z.output<T> } : schema.safeParse(value));
+export interface Checked<T extends z.ZodMiniType = z.ZodMiniType> {
+  readonly schema: T;
+  readonly check: (value: unknown) => boolean;
 }
 
 type Check = (value: unknown) => boolean;
+type Shape = Record<string, Checked>;
+type SchemaShape<S extends Shape> = { [K in keyof S]: S[K]["schema"] };
 
-/** The compiled check of a schema, or undefined when it holds a kind not supported here. */
-export function compileCheck(schema: z.core.$ZodType): Check | undefined {
-  const { def } = schema._zod;
-  const base = compileType(schema);
-  if (base === undefined) return undefined;
-  const checks = def.checks ?? [];
-  if (checks.length === 0) return base;
-  // Only a string's minimum length (the one check the message schemas use).
-  if (def.type !== "string" || checks.length !== 1) return undefined;
-  const checkDef = (checks[0] as z.core.$ZodCheck)._zod.def as z.core.$ZodCheckDef & { minimum?: unknown };
-  if (checkDef.check !== "min_length" || typeof checkDef.minimum !== "number") return undefined;
-  const minimum = checkDef.minimum;
-  return (value) => base(value) && (value as string).length >= minimum;
+export const string = (): Checked<z.ZodMiniString> => ({ schema: z.string(), check: (value) => typeof value === "string" });
+
+/** A string of at least one character. */
+export const nonEmptyString = (): Checked<z.ZodMiniString> => ({
+  schema: z.string().check(z.minLength(1)),
+  check: (value) => typeof value === "string" && value.length > 0,
+});
+
+/** zod's z.number() refuses NaN and the infinities. */
+export const number = (): Checked<z.ZodMiniNumber> => ({ schema: z.number(), check: (value) => typeof value === "number" && Number.isFinite(value) });
+
+export function literal<const T extends string | number | boolean>(value: T): Checked<z.ZodMiniLiteral<T>> {
+  return { schema: z.literal(value), check: (input) => input === value };
 }
 
-function compileType(schema: z.core.$ZodType): Check | undefined {
-  const def = schema._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
-  switch (def.type) {
-    case "unknown":
-      return () => true;
-    case "string":
-      return def.coerce === true ? undefined : (value) => typeof value === "string";
-    case "number":
-      // zod's z.number() refuses NaN and the infinities.
-      return def.coerce === true ? undefined : (value) => typeof value === "number" && Number.isFinite(value);
-    case "enum":
-    case "literal": {
-      const values = schema._zod.values;
-      return values === undefined ? undefined : (value) => values.has(value as z.core.util.Primitive);
-    }
-    case "custom": {
-      const fn = def.fn as (value: unknown) => unknown;
-      return (value) => {
-        const result = fn(value);
-        return !(result instanceof Promise) && Boolean(result);
-      };
-    }
-    case "optional":
-    case "nullable": {
-      // (An exact optional refuses a key that is present but undefined: not compiled.)
-      const inner = schema._zod.traits.has("$ZodExactOptional") ? undefined : compileCheck(def.innerType as z.core.$ZodType);
-      if (inner === undefined) return undefined;
-      return def.type === "optional" ? (value) => value === undefined || inner(value) : (value) => value === null || inner(value);
-    }
-    case "object":
-      return compileLooseObject(def as unknown as z.core.$ZodObjectDef);
-    default:
-      return undefined;
-  }
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T, params: Parameters<typeof z.enum>[1]): Checked<z.ZodMiniEnum<z.core.util.ToEnum<T[number]>>> {
+  const allowed = new Set<unknown>(values);
+  return { schema: z.enum(values, params), check: (value) => allowed.has(value) };
 }
 
-/** A loose object (other keys pass as they are); zod strips or refuses other keys otherwise. */
-function compileLooseObject(def: z.core.$ZodObjectDef): Check | undefined {
-  if (def.catchall?._zod.def.type !== "unknown") return undefined;
-  const keys: string[] = [];
-  const checks: Check[] = [];
-  for (const [key, field] of Object.entries(def.shape)) {
-    const check = compileCheck(field);
-    if (check === undefined || key === "__proto__") return undefined;
-    keys.push(key);
-    checks.push(check);
-  }
-  return (value) => {
-    if (!isJsonObject(value)) return false;
-    for (let index = 0; index < keys.length; index += 1) if (!(checks[index] as Check)(value[keys[index] as string])) return false;
-    return true;
+/** What `is` says yes to, typed as T. */
+export function custom<T>(is: (value: unknown) => value is T, params: Parameters<typeof z.custom>[1]): Checked<z.ZodMiniCustom<T, T>> {
+  return { schema: z.custom<T>(is, params), check: is };
+}
+
+/** Absent (or undefined), or the inner kind. */
+export function optional<T extends z.ZodMiniType>(inner: Checked<T>): Checked<z.ZodMiniOptional<T>> {
+  const check = inner.check;
+  return { schema: z.optional(inner.schema), check: (value) => value === undefined || check(value) };
+}
+
+/** Absent, undefined, null, or the inner kind. */
+export function nullish<T extends z.ZodMiniType>(inner: Checked<T>): Checked<z.ZodMiniOptional<z.ZodMiniNullable<T>>> {
+  const check = inner.check;
+  return { schema: z.nullish(inner.schema), check: (value) => value === undefined || value === null || check(value) };
+}
+
+/** An object (not an array) whose fields are checked; any other keys pass as they are. */
+export function looseObject<S extends Shape>(shape: S): Checked<z.ZodMiniObject<SchemaShape<S>, z.core.$loose>> {
+  const keys = Object.keys(shape);
+  const checks: Check[] = keys.map((key) => (shape[key] as Checked).check);
+  const schemas = Object.fromEntries(keys.map((key) => [key, (shape[key] as Checked).schema])) as SchemaShape<S>;
+  return {
+    schema: z.looseObject(schemas),
+    check: (value) => {
+      if (!isJsonObject(value)) return false;
+      for (let index = 0; index < keys.length; index += 1) if (!(checks[index] as Check)(value[keys[index] as string])) return false;
+      return true;
+    },
   };
+}
+
+/**
+ * zod's safeParse with the check first: a value the check accepts is returned as it is; one it
+ * refuses is parsed by zod, which says why.
+ */
+export function withFastPath<T extends z.ZodMiniType>({ schema, check }: Checked<T>): (value: unknown) => z.core.util.SafeParseResult<z.output<T>> {
+  return (value) => (check(value) ? { success: true, data: value as z.output<T> } : schema.safeParse(value));
 }

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
-import { withFastPath } from "../schema-check.js";
+import { custom, literal, looseObject, nonEmptyString, nullish, number, oneOf, optional, string, withFastPath } from "../schema-check.js";
 import { isJsonObject } from "./parse-json.js";
 import { MESSAGE_TYPES, type MessageType } from "./types.js";
 
@@ -10,7 +10,7 @@ z.config(en());
 
 
 /** A message's type, with an error that says "missing type" when there is none. */
-const messageType = z.enum(MESSAGE_TYPES, {
+const messageType = oneOf(MESSAGE_TYPES, {
   error: (issue) => (issue.input === undefined ? `missing type (one of ${MESSAGE_TYPES.join(", ")})` : `expected one of ${MESSAGE_TYPES.join(", ")} (got ${JSON.stringify(issue.input)})`),
 });
 
@@ -18,52 +18,51 @@ const messageType = z.enum(MESSAGE_TYPES, {
  * A JSON object, checked but not copied: z.record would rebuild every properties, traits and
  * context object key by key, a cost that showed in replay's profile.
  */
-const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, {
+const jsonObject = custom<Record<string, unknown>>(isJsonObject, {
   error: (issue) => `Invalid input: expected object, received ${issue.input === null ? "null" : Array.isArray(issue.input) ? "array" : typeof issue.input}`,
 });
-const optionalId = z.nullish(z.string());
+const optionalId = nullish(string());
 
 /**
  * A Segment-spec message as a caller writes it or Segment holds it (flags, NDJSON lines, library
  * calls): the fields wh reads are checked; any others (receivedAt, channel, _metadata, …) pass.
  */
-export const inboundMessageSchema = z.looseObject({
+const inboundMessage = looseObject({
   type: messageType,
-  version: z.optional(z.number()),
+  version: optional(number()),
   userId: optionalId,
   anonymousId: optionalId,
-  event: z.optional(z.string()),
+  event: optional(string()),
   // Segment's SDKs send null for what the app did not give (analytics-python: page name and
   // category, anonymousId, userId): the tracking API takes null as absent, so wh does too.
-  name: z.nullish(z.string()),
-  category: z.nullish(z.string()),
-  properties: z.nullish(jsonObject),
-  traits: z.nullish(jsonObject),
-  groupId: z.optional(z.string()),
-  previousId: z.optional(z.string()),
-  context: z.nullish(jsonObject),
-  integrations: z.nullish(jsonObject),
-  timestamp: z.nullish(z.string()),
-  messageId: z.nullish(z.string().check(z.minLength(1))),
+  name: nullish(string()),
+  category: nullish(string()),
+  properties: nullish(jsonObject),
+  traits: nullish(jsonObject),
+  groupId: optional(string()),
+  previousId: optional(string()),
+  context: nullish(jsonObject),
+  integrations: nullish(jsonObject),
+  timestamp: nullish(string()),
+  messageId: nullish(nonEmptyString()),
 });
-export type InboundMessage = z.infer<typeof inboundMessageSchema>;
-export const parseInboundMessage = withFastPath(inboundMessageSchema);
+export type InboundMessage = z.infer<typeof inboundMessage.schema>;
+export const parseInboundMessage = withFastPath(inboundMessage);
 
-const stringFields = <const K extends string>(...keys: K[]) =>
-  z.looseObject(Object.fromEntries(keys.map((key) => [key, z.nullish(z.string())])) as Record<K, z.ZodMiniOptional<z.ZodMiniNullable<z.ZodMiniString>>>);
+const stringFields = <const K extends string>(...keys: K[]) => looseObject(Object.fromEntries(keys.map((key) => [key, nullish(string())])) as Record<K, typeof optionalId>);
 
 const PAGE_PROPERTY_STRINGS = ["path", "referrer", "title", "url"] as const;
 const SCREEN_CONTEXT_STRINGS = { device: ["model", "type"], os: ["name", "version"], app: ["build", "name", "version"] } as const;
 
 /** The seed's recognised page properties and screen context fields, all strings when present. */
-export const pagePropertiesSchema = stringFields(...PAGE_PROPERTY_STRINGS);
-export const screenContextSchema = z.looseObject({
-  device: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.device)),
-  os: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.os)),
-  app: z.nullish(stringFields(...SCREEN_CONTEXT_STRINGS.app)),
+const pageProperties = stringFields(...PAGE_PROPERTY_STRINGS);
+const screenContext = looseObject({
+  device: nullish(stringFields(...SCREEN_CONTEXT_STRINGS.device)),
+  os: nullish(stringFields(...SCREEN_CONTEXT_STRINGS.os)),
+  app: nullish(stringFields(...SCREEN_CONTEXT_STRINGS.app)),
 });
-export const parsePageProperties = withFastPath(pagePropertiesSchema);
-export const parseScreenContext = withFastPath(screenContextSchema);
+export const parsePageProperties = withFastPath(pageProperties);
+export const parseScreenContext = withFastPath(screenContext);
 
 /**
  * The dotted paths, per message type and field, that the schema holds to be strings: a flag such
@@ -76,24 +75,27 @@ export function stringFieldPaths(type: MessageType, field: "properties" | "conte
 }
 
 /** A message already in the classic outbound shape (a capture from `wh listen`, say). */
-export const outboundMessageSchema = z.looseObject({
-  version: z.optional(z.literal(1)),
+const outboundMessage = looseObject({
+  version: optional(literal(1)),
   type: messageType,
   userId: optionalId,
   anonymousId: optionalId,
-  event: z.optional(z.string()),
-  name: z.optional(z.string()),
-  properties: z.optional(jsonObject),
-  traits: z.optional(jsonObject),
-  groupId: z.optional(z.string()),
-  context: z.optional(jsonObject),
-  integrations: z.optional(jsonObject),
-  "Previous ID": z.optional(z.string()),
-  "User ID": z.optional(z.string()),
-  timestamp: z.string(),
-  messageId: z.optional(z.string()),
+  event: optional(string()),
+  name: optional(string()),
+  properties: optional(jsonObject),
+  traits: optional(jsonObject),
+  groupId: optional(string()),
+  context: optional(jsonObject),
+  integrations: optional(jsonObject),
+  "Previous ID": optional(string()),
+  "User ID": optional(string()),
+  timestamp: string(),
+  messageId: optional(string()),
 });
-export const parseOutboundMessage = withFastPath(outboundMessageSchema);
+export const parseOutboundMessage = withFastPath(outboundMessage);
+
+/** Each message schema, with its check, for the test that holds the two to the same answers. */
+export const CHECKED_SCHEMAS = { inboundMessage, outboundMessage, pageProperties, screenContext };
 
 /** Formats zod issues as `path: problem`, the way every error in wh names a place. */
 export function formatIssues(error: z.core.$ZodError): string[] {
