@@ -1,0 +1,49 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { startRecordingServer } from "../helpers/recording-server.js";
+import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
+
+// undici's public entry loads all of it (fetch, WebSocket, caches): about 25 ms of CPU at every
+// start. The bundle keeps it in a file of its own (scripts/bundle-cli.mjs), read only by the
+// commands that deliver. These tests hold the bundle to that, on the files a command loads.
+
+afterAll(removeTempDirs);
+
+/** The files `wh …args` loaded, as Node's require cache holds them when it exits. */
+async function filesLoaded(args: readonly string[], env: Record<string, string> = {}): Promise<string[]> {
+  const cwd = await makeTempDir();
+  const preload = join(cwd, "list-loaded.cjs");
+  const list = join(cwd, "loaded.json");
+  await writeFile(
+    preload,
+    `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, JSON.stringify(Object.keys(require.cache))));\n`,
+  );
+  await writeFile(join(cwd, "body.json"), '{"type":"track","userId":"u1","event":"Signed Up"}');
+  const result = await run(args, { cwd, env: { WH_SHARED_SECRET: "s3cret", NODE_OPTIONS: `--require ${preload}`, ...env } });
+  expect(result.stderr).not.toMatch(/internal error/);
+  return JSON.parse(await readFile(list, "utf8")) as string[];
+}
+
+const isUndici = (file: string): boolean => /[\\/]undici(\.cjs$|[\\/])/.test(file);
+
+describe("what the bundled CLI loads", () => {
+  it("wh sign and wh verify never load undici", async () => {
+    const signed = await filesLoaded(["sign", "body.json"]);
+    const verified = await filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]);
+    expect(signed.some((file) => file.endsWith("sign.cjs"))).toBe(true);
+    expect(signed.filter(isUndici)).toEqual([]);
+    expect(verified.filter(isUndici)).toEqual([]);
+  });
+
+  it("wh send loads undici once, from the bundle's own file", async () => {
+    const server = await startRecordingServer();
+    try {
+      const loaded = await filesLoaded(["send", "track", "--user-id", "u1", "--event", "Signed Up", "--url", server.url]);
+      expect(server.requests).toHaveLength(1);
+      expect(loaded.filter(isUndici).map((file) => file.split(/[\\/]/).slice(-2).join("/"))).toEqual(["cli-bundle/undici.cjs"]);
+    } finally {
+      await server.close();
+    }
+  });
+});
