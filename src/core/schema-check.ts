@@ -37,7 +37,10 @@ export function literal<const T extends string | number | boolean>(value: T): Ch
   return { schema: z.literal(value), check: (input) => input === value };
 }
 
-export function oneOf<const T extends readonly [string, ...string[]]>(values: T, params: Parameters<typeof z.enum>[1]): Checked<z.ZodMiniEnum<z.core.util.ToEnum<T[number]>>> {
+export function oneOf<const T extends readonly [string, ...string[]]>(
+  values: T,
+  params: Parameters<typeof z.enum>[1],
+): Checked<z.ZodMiniEnum<z.core.util.ToEnum<T[number]>>> {
   const allowed = new Set<unknown>(values);
   return { schema: z.enum(values, params), check: (value) => allowed.has(value) };
 }

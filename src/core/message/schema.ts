@@ -49,7 +49,8 @@ const inboundMessage = looseObject({
 export type InboundMessage = z.infer<typeof inboundMessage.schema>;
 export const parseInboundMessage = withFastPath(inboundMessage);
 
-const stringFields = <const K extends string>(...keys: K[]) => looseObject(Object.fromEntries(keys.map((key) => [key, nullish(string())])) as Record<K, typeof optionalId>);
+const stringFields = <const K extends string>(...keys: K[]) =>
+  looseObject(Object.fromEntries(keys.map((key) => [key, nullish(string())])) as Record<K, typeof optionalId>);
 
 const PAGE_PROPERTY_STRINGS = ["path", "referrer", "title", "url"] as const;
 const SCREEN_CONTEXT_STRINGS = { device: ["model", "type"], os: ["name", "version"], app: ["build", "name", "version"] } as const;
