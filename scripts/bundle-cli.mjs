@@ -58,11 +58,12 @@ function lazilyImported() {
 const lazy = lazilyImported();
 
 /**
- * A dynamic import of what is loaded lazily, and any import of OWN_FILE_PACKAGES, becomes a require of its file; in the lazy files,
- * core/errors comes from main.cjs. The import goes through a small ES module that re-exports the
- * file: esbuild gives a .ts file of this "type": "module" package Node's interop for a required
- * file (its `default` is the whole module.exports), but each file here is an ES module compiled to
- * CommonJS (it sets __esModule), whose `default` is its default export (ora's function).
+ * A dynamic import of what is loaded lazily, and any import of OWN_FILE_PACKAGES, becomes a
+ * require of its file; in the lazy files, core/errors comes from main.cjs. The import goes through
+ * a small ES module that re-exports the file: esbuild gives a .ts file of this "type": "module"
+ * package Node's interop for a required file (its `default` is the whole module.exports), but each
+ * file here is an ES module compiled to CommonJS (it sets __esModule), whose `default` is its
+ * default export (ora's function).
  */
 function requireSeparateFiles(inMain) {
   return {
