@@ -21,7 +21,7 @@ writeFileSync(body, '{"version":1,"type":"track","userId":"u1","event":"Order Co
 const inherited = { ...process.env, WH_SHARED_SECRET: "bench-secret" };
 const STARTUP_VARIABLES = ["NODE_EXTRA_CA_CERTS", "NODE_OPTIONS"].filter((name) => (process.env[name] ?? "") !== "");
 const clean = Object.fromEntries(Object.entries(inherited).filter(([name]) => !STARTUP_VARIABLES.includes(name)));
-const environments = STARTUP_VARIABLES.length === 0 ? [["", inherited]] : [["as inherited", inherited], ["without " + STARTUP_VARIABLES.join(", "), clean]];
+const environments = STARTUP_VARIABLES.length === 0 ? [["", inherited]] : [["as inherited", inherited], [`without ${STARTUP_VARIABLES.join(", ")}`, clean]];
 
 function timeOnce({ args, env }) {
   const started = process.hrtime.bigint();
@@ -37,7 +37,9 @@ function measure(commands) {
   // A few rounds first, not counted: right after a build the files are not yet in the page cache.
   for (let run = 0; run < 3; run += 1) for (const args of commands) timeOnce(args);
   const times = commands.map(() => []);
-  for (let run = 0; run < RUNS; run += 1) commands.forEach((args, index) => times[index].push(timeOnce(args)));
+  for (let run = 0; run < RUNS; run += 1) {
+    for (const [index, args] of commands.entries()) times[index].push(timeOnce(args));
+  }
   return times.map(median);
 }
 

@@ -69,7 +69,7 @@ export async function startServeProcess(args) {
     listening = JSON.parse(value).listening;
   }
   // The rest of stdout (one record per request and delivery) is read and dropped.
-  (async () => {
+  void (async () => {
     for await (const _ of lines);
   })();
   return {

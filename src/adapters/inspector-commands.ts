@@ -36,16 +36,16 @@ export function commandBuilders(messageTypes: readonly string[]): CommandBuilder
       for (const [name, value] of Object.entries(entry.headers)) {
         // The connection's own headers: curl sets them for the request it makes.
         if (["host", "content-length", "connection"].includes(name.toLowerCase())) continue;
-        parts.push("-H", quote(name + ": " + value));
+        parts.push("-H", quote(`${name}: ${value}`));
       }
       parts.push("--data-binary", quote(entry.body));
       return parts.join(" ");
     },
     whSendCommand(entry, origin) {
-      const send = "wh send " + quote(messageTypes.includes(entry.type) ? entry.type : "track");
+      const send = `wh send ${quote(messageTypes.includes(entry.type) ? entry.type : "track")}`;
       // `--data @FILE` reads a file and `--data -` standard input: a body that looks like either goes in on standard input.
-      if (entry.body === "-" || entry.body.startsWith("@")) return "printf '%s' " + quote(entry.body) + " | " + send + " --data - --url " + url(entry, origin);
-      return send + " --data " + quote(entry.body) + " --url " + url(entry, origin);
+      if (entry.body === "-" || entry.body.startsWith("@")) return `printf '%s' ${quote(entry.body)} | ${send} --data - --url ${url(entry, origin)}`;
+      return `${send} --data ${quote(entry.body)} --url ${url(entry, origin)}`;
     },
   };
 }

@@ -100,7 +100,7 @@ function batchUrl(endpoint: string | undefined): URL {
 
 /** DEBUG=analytics (alone or in a comma- or space-separated list) turns logging on. */
 export function isDebugEnabled(debug: string | undefined): boolean {
-  return debug !== undefined && debug.split(/[\s,]+/).includes("analytics");
+  return debug?.split(/[\s,]+/).includes("analytics") === true;
 }
 
 export function positive(name: string, value: number): number {

@@ -24,7 +24,7 @@ export async function loadConfig(cwd: string, configPath?: string): Promise<Load
     noExt: withoutBom(defaultLoaders.noExt),
   };
   const explorer = cosmiconfig("wh", { searchStrategy: "project", loaders });
-  let result;
+  let result: Awaited<ReturnType<typeof explorer.search>>;
   const target = configPath === undefined ? undefined : resolve(cwd, configPath);
   try {
     result = target === undefined ? await explorer.search(cwd) : await explorer.load(target);

@@ -94,6 +94,6 @@ export class Registry {
   }
 
   render(): string {
-    return this.families.map((family) => [`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} ${family.type}`, ...family.render()].join("\n")).join("\n") + "\n";
+    return `${this.families.map((family) => [`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} ${family.type}`, ...family.render()].join("\n")).join("\n")}\n`;
   }
 }

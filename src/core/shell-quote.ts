@@ -5,7 +5,7 @@
  * page with adapters/inspector-commands.ts).
  */
 export function singleQuoted(text: string): string {
-  return "'" + String(text).replace(/'/g, "'\\''") + "'";
+  return `'${String(text).replace(/'/g, "'\\''")}'`;
 }
 
 /** A word as a POSIX shell reads it back: bare when nothing in it is syntax, else single-quoted. */

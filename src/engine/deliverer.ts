@@ -89,7 +89,13 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         method: destination.method,
         signedText: options.signedText,
         signal: options.signal,
-        onEvent: options.onEvent === undefined ? observe : (event) => (observe(event), options.onEvent?.(event)),
+        onEvent:
+          options.onEvent === undefined
+            ? observe
+            : (event) => {
+                observe(event);
+                options.onEvent?.(event);
+              },
       }),
     close: () => transport.close(),
   };

@@ -53,7 +53,11 @@ export class RunStop {
  */
 export async function sendUntilCut(stop: AbortSignal, jobs: readonly DeliveryJob[], send: (signal: AbortSignal) => Promise<DeliveryReport>): Promise<DeliveryReport> {
   let sources: Set<AbortSignal> | undefined;
-  for (const job of jobs) if (job.signal !== undefined) (sources ??= new Set([stop])).add(job.signal);
+  for (const job of jobs) {
+    if (job.signal === undefined) continue;
+    sources ??= new Set([stop]);
+    sources.add(job.signal);
+  }
   if (sources === undefined) return send(stop);
   const cut = new AbortController();
   const abort = (): void => cut.abort();

@@ -152,7 +152,12 @@ describe("deliverMessage", () => {
     let answerA: (() => void) | undefined;
     const aAnswered = new Promise<void>((resolve) => (answerA = resolve));
     const { clock, transport, options } = setup({
-      [A]: [async () => (await aAnswered, ok200)],
+      [A]: [
+        async () => {
+          await aAnswered;
+          return ok200;
+        },
+      ],
       [B]: [status(503)],
     });
     clock.onSleep = (_ms, signal) => {

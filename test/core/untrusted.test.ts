@@ -9,6 +9,7 @@ const CSI = "\u009b";
 const OSC = "\u009d";
 const NEL = "\u0085";
 /** What a terminal acts on: C0 controls but newline's own escape, DEL, C1 controls, bidi controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this test looks for.
 const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
 describe("neutralize", () => {
@@ -73,7 +74,7 @@ describe("untrusted", () => {
     const shown = "u1\\x1b]0;pwned\\x07\\x9b2J";
     expect(`${text}`).toBe(shown);
     expect(String(text)).toBe(shown);
-    expect("" + text).toBe(shown);
+    expect(`${text}`).toBe(shown);
     expect([text].join(" ")).toBe(shown);
   });
 
@@ -85,6 +86,7 @@ describe("untrusted", () => {
     for (const level of [0, 1, 3] as const) {
       const painted = new Chalk({ level }).red(untrusted(attack));
       // Only chalk's own colour codes (ESC [ n m) remain.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the colour escapes the test painted.
       expect(painted.replace(/\u001b\[\d+m/g, "")).toBe("u1\\x1b]0;pwned\\x07\\x9b2J");
     }
   });

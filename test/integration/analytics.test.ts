@@ -298,7 +298,8 @@ describe("Analytics batching", () => {
     expect(receiver.requests.length).toBeGreaterThan(2);
     for (const request of receiver.requests) expect(request.body.length).toBeLessThanOrEqual(500_000);
 
-    const batches = receiver.requests.map(parse).sort((a, b) => Number((a.batch[0]?.properties as { i: number }).i) - Number((b.batch[0]?.properties as { i: number }).i));
+    const firstIndex = (body: { batch: Array<{ properties?: unknown }> }): number => Number((body.batch[0]?.properties as { i?: number } | undefined)?.i);
+    const batches = receiver.requests.map(parse).sort((a, b) => firstIndex(a) - firstIndex(b));
     const messages = batches.flatMap((body) => body.batch);
     expect(messages.map((message) => (message.properties as { i: number }).i)).toEqual([...Array(40).keys()]);
     expect(messages.map((message) => message.messageId)).toEqual(ids);

@@ -8,7 +8,7 @@ import { InputError, UsageError } from "../../core/errors.js";
 import { prepareMessage, type DestinationMode } from "../../core/message/prepare.js";
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
-import { runDeliveries, runExitCode } from "../../engine/run-deliveries.js";
+import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import type { DeliveryJob } from "../../engine/delivery-job.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
@@ -73,7 +73,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
   const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
-  let summary;
+  let summary: RunSummary | undefined;
   try {
     summary = await runDeliveries(changeJobs(changes, trait, destination.mode), {
       ...renderRun(

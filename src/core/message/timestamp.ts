@@ -17,7 +17,7 @@ export function normalizeTimestamp(text: string): string | undefined {
   // Date.parse rolls 2026-02-31 over into March: refuse calendar dates that do not exist.
   const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
   if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day) || Number(hour) > 23) return undefined;
-  const millis = (fraction + "000").slice(0, 3);
+  const millis = (`${fraction}000`).slice(0, 3);
   const offset = zone.toUpperCase() === "Z" ? "Z" : normalizeOffset(zone);
   const epochMs = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${offset}`);
   if (Number.isNaN(epochMs)) return undefined;
