@@ -11,11 +11,13 @@ export const readFile = promisify(readFileCallback);
 const stat = promisify(statCallback);
 
 /**
- * Where standard input comes from. A getter is read only when the input is standard input:
- * setting up process.stdin costs a command that reads a file part of its start-up.
+ * Where input comes from: standard input, or a file relative to `cwd`. A getter is read only when
+ * the input is standard input: setting up process.stdin costs a command that reads a file part of
+ * its start-up.
  */
 export interface StdinSource {
   readonly stdin: Readable & { isTTY?: boolean };
+  readonly cwd: string;
 }
 
 /** Reads a whole file, or standard input for `-` or no file, as raw bytes. */
@@ -28,7 +30,7 @@ export async function readInput(file: string | undefined, from: StdinSource, wha
     return Buffer.concat(chunks);
   }
   try {
-    return await readFile(file);
+    return await readFile(resolve(from.cwd, file));
   } catch (error) {
     throw new InputError(`${file}: ${describeFsError(error)}`, { cause: error });
   }

@@ -10,6 +10,15 @@ export interface CliIo {
   cwd: string;
   /** Aborts on the first Ctrl-C (SIGINT) or SIGTERM. */
   signal: AbortSignal;
+  /** The waits a command makes; absent, the defaults users get. Tests shorten them. */
+  timings?: Partial<CliTimings> | undefined;
+}
+
+export interface CliTimings {
+  /** After the first Ctrl-C, how long deliveries in flight may finish (default 5 s). */
+  graceMs: number;
+  /** How often a run off a terminal logs its progress (default 5 s). */
+  progressEveryMs: number;
 }
 
 /** The global flags, as commander parses them. */

@@ -1,4 +1,4 @@
-import chalk, { chalkStderr, type ChalkInstance } from "chalk";
+import { Chalk, type ChalkInstance } from "chalk";
 import { userOf } from "../core/shard.js";
 import type { Ora } from "ora";
 import type { DeliveryEvent } from "../core/deliver.js";
@@ -7,7 +7,7 @@ import { classifyOutcome } from "../core/retry-policy.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
 import type { Destination } from "../config/resolve.js";
 import { jsonLine, untrusted, type Untrusted } from "../core/untrusted.js";
-import type { CliIo, GlobalFlags } from "./io.js";
+import type { CliIo, CliTimings, GlobalFlags } from "./io.js";
 
 /**
  * Where output goes. Results: stdout (human lines, or one JSON object per line with --json).
@@ -20,6 +20,8 @@ export class Output {
   readonly out: ChalkInstance;
   readonly err: ChalkInstance;
   readonly interactive: boolean;
+  /** The io's timings (tests shorten them); each absent one is its default where it is used. */
+  readonly timings: Partial<CliTimings>;
   private spinner: Ora | undefined;
   private spinnerLoading: Promise<void> | undefined;
   private spinnerWanted = false;
@@ -31,8 +33,9 @@ export class Output {
   ) {
     this.json = flags.json === true;
     this.quiet = flags.quiet === true;
-    this.out = chalk;
-    this.err = chalkStderr;
+    this.timings = io.timings ?? {};
+    this.out = new Chalk({ level: colorsOn(io.stdout, io.env, flags) ? 1 : 0 });
+    this.err = new Chalk({ level: colorsOn(io.stderr, io.env, flags) ? 1 : 0 });
     // A terminal of no width (a pseudo-terminal nobody sized) cannot show a spinner: ora would
     // divide by its zero columns and clear lines forever.
     const columns = (io.stderr as { columns?: number }).columns;
@@ -67,7 +70,7 @@ export class Output {
     this.spinnerWanted = true;
     // One import and one spinner, however many calls arrive while ora loads.
     this.spinnerLoading ??= import("ora").then(({ default: ora }) => {
-      this.spinner = ora({ stream: this.io.stderr, discardStdin: false });
+      this.spinner = ora({ stream: this.io.stderr, discardStdin: false, color: this.err.level > 0 ? "cyan" : false });
     });
     await this.spinnerLoading;
     const spinner = this.spinner;
@@ -88,6 +91,19 @@ export class Output {
     write();
     if (spinning) this.spinner?.render();
   }
+}
+
+/**
+ * Whether a stream gets colours, decided from the io (never from the process, so a command run
+ * in-process decides like a spawned one): off with --no-color, a non-empty NO_COLOR or
+ * FORCE_COLOR=0/false; on with any other FORCE_COLOR; otherwise on a terminal that is not dumb.
+ * wh paints with the 16 basic colours only, so on or off is all there is to decide.
+ */
+function colorsOn(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv, flags: GlobalFlags): boolean {
+  if (flags.color === false || (env.NO_COLOR ?? "") !== "") return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== "0" && force !== "false";
+  return stream.isTTY === true && env.TERM !== "dumb";
 }
 
 /** Renders delivery events as stderr lines: one per attempt's answer, one per retry. */

@@ -107,7 +107,7 @@ function startProgress(output: Output, progress: () => RunProgress): { stop(): v
   };
   if (output.quiet) return { stop: () => undefined };
   const interactive = output.interactive;
-  const timer = setInterval(() => (interactive ? void output.spin(describe()) : output.log(describe())), interactive ? 100 : PROGRESS_EVERY_MS);
+  const timer = setInterval(() => (interactive ? void output.spin(describe()) : output.log(describe())), interactive ? 100 : (output.timings.progressEveryMs ?? PROGRESS_EVERY_MS));
   timer.unref();
   return {
     stop: () => {

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
@@ -75,7 +76,7 @@ export async function resolveDeliverySettings(
   const timeoutMs = flags.timeout ?? DEFAULT_TIMEOUT_MS;
   const retryWindowMs = flags.retryWindow ?? DEFAULT_RETRY_WINDOW_MS;
   const maxAttempts = flags.maxAttempts ?? Number.POSITIVE_INFINITY;
-  const secret = await secretFromFlagsOrEnv(flags, env);
+  const secret = await secretFromFlagsOrEnv(flags, env, cwd);
   const flagHeaders = parseHeaderFlags(flags.header ?? []);
   const { config, filepath } = await loadConfig(cwd, flags.config);
   let chosen = chooseSources(config, flags.source, selection);
@@ -104,7 +105,7 @@ export async function resolveDeliverySettings(
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
     };
   });
-  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], timeoutMs, retryWindowMs, maxAttempts };
+  return { configPath: filepath, destinations, caFiles: (flags.ca ?? []).map((file) => resolve(cwd, file)), timeoutMs, retryWindowMs, maxAttempts };
 }
 
 interface SourceChoice {

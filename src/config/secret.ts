@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { readFile } from "../adapters/read-input.js";
 import { UsageError } from "../core/errors.js";
 import { stripBom } from "../core/text.js";
@@ -18,13 +19,13 @@ export interface ResolvedSecret {
  * The secret from flags, else from WH_SHARED_SECRET. Kept apart from the config loader so that
  * `wh sign` and `wh verify` start without loading cosmiconfig.
  */
-export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.ProcessEnv): Promise<ResolvedSecret | undefined> {
+export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.ProcessEnv, cwd: string): Promise<ResolvedSecret | undefined> {
   if (flags.secret !== undefined && flags.secretFile !== undefined) throw new UsageError("give --secret or --secret-file, not both");
   if (flags.secret !== undefined) {
     if (flags.secret === "") throw new UsageError("--secret must not be empty");
     return { value: flags.secret, origin: "--secret" };
   }
-  if (flags.secretFile !== undefined) return { value: await readSecretFile(flags.secretFile), origin: "--secret-file" };
+  if (flags.secretFile !== undefined) return { value: await readSecretFile(flags.secretFile, cwd), origin: "--secret-file" };
   const fromEnv = env.WH_SHARED_SECRET;
   return fromEnv === undefined || fromEnv === "" ? undefined : { value: fromEnv, origin: "WH_SHARED_SECRET" };
 }
@@ -35,7 +36,7 @@ export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.Proce
  * that these commands start without cosmiconfig and zod.
  */
 export async function requireSecret(flags: SecretFlags & { config?: string | undefined; source?: string | undefined }, env: NodeJS.ProcessEnv, cwd: string): Promise<string> {
-  const found = await secretFromFlagsOrEnv(flags, env);
+  const found = await secretFromFlagsOrEnv(flags, env, cwd);
   if (found !== undefined) return found.value;
   const { loadConfig } = await import("./load.js");
   const { config } = await loadConfig(cwd, flags.config);
@@ -45,11 +46,11 @@ export async function requireSecret(flags: SecretFlags & { config?: string | und
   throw new UsageError("no shared secret", { hint: "pass --secret-file FILE or set WH_SHARED_SECRET (or --secret, which other users can see in the process list)" });
 }
 
-/** Reads a secret file; one trailing newline (as editors write) is not part of the secret. */
-async function readSecretFile(path: string): Promise<string> {
+/** Reads a secret file (relative to `cwd`); one trailing newline (as editors write) is not part of the secret. */
+async function readSecretFile(path: string, cwd: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readFile(resolve(cwd, path), "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : (error as Error).message;

@@ -35,8 +35,10 @@ export interface RunOptions {
   ratePerSecond: number | undefined;
   journal: FinishedLog | undefined;
   deadLetter: DeadLetterLog | undefined;
-  /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to GRACE_MS. */
+  /** The first Ctrl-C: stop reading, let deliveries in flight finish for up to graceMs. */
   signal: AbortSignal;
+  /** How long deliveries in flight may finish once the run stops (default GRACE_MS). */
+  graceMs?: number | undefined;
   /** Ends the input when the run stops early (reading may wait on an open stdin forever). */
   stopInput?: () => void;
   /** The number of jobs, when known in advance (a sync): progress counts ended jobs against it. */
@@ -96,10 +98,14 @@ class DeliveryRun {
     // slower there: 8,962-9,088 events/s against 9,147-9,154 (bench/in-flight.js, cold receiver).
     this.pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: options.concurrency + READ_AHEAD });
     // Jobs read but not started are simply not reached, like the lines after them.
-    this.stop = new RunStop(options.signal, () => {
-      this.pool.cancelWaiting();
-      options.stopInput?.();
-    });
+    this.stop = new RunStop(
+      options.signal,
+      () => {
+        this.pool.cancelWaiting();
+        options.stopInput?.();
+      },
+      options.graceMs,
+    );
     this.batchSize = options.batchSize ?? 1;
     this.nextStartAt = Date.now();
   }

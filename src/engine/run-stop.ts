@@ -2,22 +2,22 @@ import { setMaxListeners } from "node:events";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { DeliveryJob } from "./delivery-job.js";
 
-/** How long the first Ctrl-C lets deliveries in flight finish. */
+/** How long the first Ctrl-C lets deliveries in flight finish, unless the run says otherwise. */
 const GRACE_MS = 5_000;
 
 /**
  * How a run stops: on the run's signal (the first Ctrl-C, SIGTERM, SIGHUP) or when an output
- * file cannot be written, it stops reading (`reading`), and GRACE_MS later cuts the deliveries
+ * file cannot be written, it stops reading (`reading`), and the grace period later cuts the deliveries
  * still in flight (`cut`).
  */
 export class RunStop {
   /** Aborted when the run stops reading. */
   readonly reading = new AbortController();
-  /** Aborted GRACE_MS after that: every delivery in flight listens to it. */
+  /** Aborted the grace period after that: every delivery in flight listens to it. */
   private readonly hardStop = new AbortController();
   private graceTimer: NodeJS.Timeout | undefined;
   private readonly onStop = (): void => {
-    this.graceTimer = setTimeout(() => this.hardStop.abort(), GRACE_MS);
+    this.graceTimer = setTimeout(() => this.hardStop.abort(), this.graceMs);
     this.stopped();
   };
   private readonly onInterrupt = (): void => this.reading.abort();
@@ -26,6 +26,7 @@ export class RunStop {
     private readonly signal: AbortSignal,
     /** What else stopping does (not start what waits, end the input): called once. */
     private readonly stopped: () => void,
+    private readonly graceMs: number = GRACE_MS,
   ) {
     // Every delivery in flight listens to this one signal.
     setMaxListeners(0, this.hardStop.signal);

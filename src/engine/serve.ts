@@ -33,6 +33,8 @@ export interface ServeOptions {
   dedupWindow: number;
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  /** How long deliveries in flight may finish once `signal` aborts (default: the runner's). */
+  graceMs?: number | undefined;
   onRequest?: (request: AcceptedRequest) => void;
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void;
   /** Every attempt and answer (--verbose); absent, nothing is built for it. */

@@ -2,7 +2,9 @@ import { resolve } from "node:path";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
+import { createUndiciTransport } from "../../adapters/undici-transport.js";
 import { Analytics } from "../../client/analytics.js";
+import { isDebugEnabled } from "../../client/analytics-options.js";
 import type { BatchResult } from "../../client/batch-sender.js";
 import { describeOutcome } from "../../core/deliver.js";
 import { formatDurationMs } from "../../core/duration.js";
@@ -30,6 +32,9 @@ export type IngestFlags = FlagValues<typeof ingestFlags>;
 
 /** Batches in flight at most, so that a large file does not queue itself into memory. */
 const MAX_PENDING_BATCHES = 8;
+
+/** How long one batch request may take (the client's own default). */
+const BATCH_TIMEOUT_MS = 10_000;
 
 /**
  * `wh ingest <file|->`: sends NDJSON messages to a Segment-compatible ingestion API in batches,
@@ -60,7 +65,10 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   if (files.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const stopClient = new AbortController();
-  const client = new Analytics({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal });
+  // The client's library defaults read the process (proxy variables, DEBUG, stderr): the CLI
+  // hands it the io's instead, so a command behaves the same run in-process.
+  const transport = createUndiciTransport({ env: io.env, connectTimeoutMs: BATCH_TIMEOUT_MS });
+  const client = new Analytics({ writeKey, endpoint, flushAt, flushAfterMs, timeoutMs: BATCH_TIMEOUT_MS, signal: stopClient.signal, transport, debug: isDebugEnabled(io.env.DEBUG), logger: (line) => io.stderr.write(`${line}\n`) });
   const batches = { count: 0 };
   const onBatch = (outcome: "sent" | "failed") => (result: BatchResult) => {
     batches.count += 1;
@@ -84,6 +92,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
       deadLetter: files.deadLetter,
       earlier: files.earlier,
       signal: io.signal,
+      graceMs: io.timings?.graceMs,
       stopInput: () => void stream.destroy(),
       onOutcome: (job, outcome, _report, reason) => {
         if (outcome !== "invalid") return;
@@ -94,6 +103,7 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   } finally {
     stream.destroy();
     await client.close();
+    await transport.close();
     const interrupted = io.signal.aborted;
     deadLetters = files.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }

@@ -20,7 +20,7 @@ export type ListenFlags = FlagValues<typeof listenFlags>;
 /** `wh listen`: a local receiver that verifies each request and prints it, until Ctrl-C. */
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { port = 0, host, status } = flags;
-  const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value;
+  const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value;
   if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);
   // The requests the page can act on, by id (as many as the page keeps).

@@ -67,6 +67,7 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
       deadLetter: files?.deadLetter,
       earlier: files?.earlier,
       signal: io.signal,
+      graceMs: io.timings?.graceMs,
       // Reading may wait for a line that never comes (an open stdin): stopping ends the input.
       stopInput: () => void stream.destroy(),
     });

@@ -44,7 +44,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   let receiver: Receiver | undefined;
   let env = io.env;
   if (embedded) {
-    const secret = (await secretFromFlagsOrEnv(flags, io.env))?.value ?? randomBytes(24).toString("base64url");
+    const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? randomBytes(24).toString("base64url");
     receiver = await startReceiver({ secret, onRequest: (request) => printRequest(output, request) });
     flags = { ...flags, url: [receiver.url], secret: undefined, secretFile: undefined };
     env = { ...io.env, WH_SHARED_SECRET: secret };
@@ -68,6 +68,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       dedupWindow: flags.dedupWindow,
       env,
       signal: io.signal,
+      graceMs: io.timings?.graceMs,
       queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
       deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
       role,

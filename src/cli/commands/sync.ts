@@ -95,6 +95,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
       journal: undefined,
       deadLetter: undefined,
       signal: io.signal,
+      graceMs: io.timings?.graceMs,
     });
   } finally {
     await deliverer?.close();

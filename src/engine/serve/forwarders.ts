@@ -14,6 +14,8 @@ export interface ForwardingOptions {
   concurrency: number;
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  /** How long deliveries in flight may finish once `signal` aborts (default: the runner's). */
+  graceMs?: number | undefined;
   onOutcome?: ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void) | undefined;
   onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
   onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
@@ -57,6 +59,7 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         journal,
         deadLetter,
         signal: options.signal,
+        graceMs: options.graceMs,
         onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
         onOutcome: (job, outcome, report, reason) => {
           if (outcome !== "interrupted" && outcome !== "dry-run") metrics.ended.inc({ outcome });
