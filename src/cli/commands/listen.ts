@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { once } from "node:events";
 import { userOf } from "../../core/shard.js";
 import { BoundedMap } from "../../core/bounded-map.js";
@@ -31,7 +32,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
     port,
     secret,
     status,
-    out: flags.out,
+    out: flags.out === undefined ? undefined : resolve(io.cwd, flags.out),
     forwardTo: flags.forwardTo,
     onRequest: (request) => {
       printRequest(output, request);

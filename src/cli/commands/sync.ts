@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter } from "../../adapters/sync-state.js";
@@ -36,7 +37,7 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   const trait = toTraitName(name);
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
   const { concurrency, rate: ratePerSecond } = flags;
-  const statePath = flags.state ?? `${trait}.wh-state.json`;
+  const statePath = resolve(io.cwd, flags.state ?? `${trait}.wh-state.json`);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
