@@ -3,11 +3,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, spawnSigned } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
+import { makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
-// kill -9 at random points, several times, then --resume to the end: the receiver's record
-// holds every event, and each user's events first arrived in file order.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// Spawned (kill -9 is the process's): kill -9 at random points, several times, then --resume to
+// the end: the receiver's record holds every event, and each user's events first arrived in file order.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);
@@ -36,12 +35,12 @@ describe("wh replay under repeated kill -9", () => {
     for (let round = 0; round < KILLS; round += 1) {
       // A random point within the next stretch of the file.
       killAt = receiver.requests.length + 50 + Math.floor(Math.random() * 600);
-      running = spawnSigned(round === 0 ? args : [...args, "--resume"], { cwd: dir });
+      running = spawnSigned(round === 0 ? args : [...args, "--resume"], { cwd: dir }, spawnWh);
       const result = await running.exited;
       if (result.signal === "SIGKILL") kills += 1;
       else expect(result.code, result.stderr).toBe(0);
     }
-    const last = await runSigned([...args, "--resume"], { cwd: dir });
+    const last = await runSigned([...args, "--resume"], { cwd: dir }, spawnWh);
     expect(last.code, last.stderr).toBe(0);
 
     expect(kills).toBeGreaterThanOrEqual(3);

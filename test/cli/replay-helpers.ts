@@ -1,18 +1,24 @@
 import { access, readFile } from "node:fs/promises";
 import type { RecordedRequest } from "../helpers/recording-server.js";
-import { spawnWh, type RunOptions, type RunResult, type WhProcess } from "./run-wh.js";
+import { inProcess } from "../helpers/in-process.js";
+import type { Launch, RunOptions, RunResult, WhProcess } from "./run-wh.js";
 
 /** The shared secret every replay test signs with; it must never show up in output or files. */
 export const SECRET = "replay-test-secret-7f3a9c";
 
-/** `wh ...args` in `cwd`, signed with SECRET, started synchronously (a test may signal `child`). */
-export function spawnSigned(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
-  return spawnWh(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+/**
+ * `wh ...args` in `cwd`, signed with SECRET, started synchronously (a test may signal `child`):
+ * in-process unless `launch` is spawnWh.
+ */
+export function spawnSigned(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess;
+export function spawnSigned<P extends WhProcess>(args: readonly string[], options: RunOptions & { cwd: string }, launch: (args: readonly string[], options: RunOptions & { cwd: string }) => P): P;
+export function spawnSigned(args: readonly string[], options: RunOptions & { cwd: string }, launch: Launch = inProcess): WhProcess {
+  return launch(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
 }
 
 /** spawnSigned, run to completion. */
-export function runSigned(args: readonly string[], options: RunOptions & { cwd: string }): Promise<RunResult> {
-  return spawnSigned(args, options).exited;
+export function runSigned(args: readonly string[], options: RunOptions & { cwd: string }, launch: Launch = inProcess): Promise<RunResult> {
+  return spawnSigned(args, options, launch).exited;
 }
 
 export function trackLine(userId: string, messageId: string, extra: Record<string, unknown> = {}): string {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } from "./replay-helpers.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
+import { BIN, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
 // Resume only what was started, where it was started; one writer per journal.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -175,7 +175,8 @@ describe("one wh replay per journal", () => {
       const stopper = setInterval(() => {
         if (receiver.requests.length >= 120) first?.child.kill("SIGKILL");
       }, 5);
-      first = spawnSigned(args, { cwd: dir });
+      // kill -9 is the process's: this first run is spawned.
+      first = spawnSigned(args, { cwd: dir }, spawnWh);
       expect((await first.exited).signal).toBe("SIGKILL");
       clearInterval(stopper);
       // kill -9 left the lock of a process that is gone.

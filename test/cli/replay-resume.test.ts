@@ -2,8 +2,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordingServer } from "../helpers/recording-server.js";
+import { inProcess } from "../helpers/in-process.js";
 import { countByMessageId, exists, manyEvents, messageIdOf, runSigned, spawnSigned } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
+import { makeTempDir, removeTempDirs, spawnWh, type Launch, type WhProcess } from "./run-wh.js";
 
 const CONCURRENCY = 8;
 const EVENTS = 3_000;
@@ -58,8 +59,9 @@ async function setUp(): Promise<Setup> {
   };
 }
 
-function replay(setup: Setup, extra: string[] = []): WhProcess {
-  const spawned = spawnSigned(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir });
+/** Replays the setup's file: in-process, unless `launch` is spawnWh (for kill -9). */
+function replay(setup: Setup, extra: string[] = [], launch: Launch = inProcess): WhProcess {
+  const spawned = spawnSigned(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir }, launch);
   setup.attach(spawned);
   return spawned;
 }
@@ -83,7 +85,7 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
     const setup = await setUp();
     setup.stopAt("SIGKILL");
 
-    const killed = await replay(setup).exited;
+    const killed = await replay(setup, [], spawnWh).exited;
 
     expect(killed.signal).toBe("SIGKILL");
     expect(setup.server.requests.length).toBeGreaterThanOrEqual(STOP_AFTER);

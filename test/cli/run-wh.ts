@@ -4,8 +4,11 @@ import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import type { CliTimings } from "../../src/cli/io.js";
+import { watchOutput } from "../helpers/test-io.js";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -21,6 +24,10 @@ export interface RunOptions {
   cwd?: string;
   /** Leave stdin open (after writing `input`) for the test to write to and end through `child.stdin`. */
   keepStdinOpen?: boolean;
+  /** In-process only: what stdout and stderr say they are (default: not terminals). */
+  isTTY?: boolean;
+  /** In-process only: the command's waits (default: test/helpers/test-io.ts's short ones). */
+  timings?: Partial<CliTimings>;
 }
 
 export interface RunResult {
@@ -63,9 +70,19 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env;
 }
 
-/** A running `node bin/wh.cjs …` whose output is collected as it arrives. */
-export interface WhProcess {
-  child: ChildProcessWithoutNullStreams;
+/** What a test may do to a running wh: the spawned child, or its in-process twin's. */
+export interface WhChild {
+  readonly stdin: Writable;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  /** In-process: the test's own process (a lock names it). */
+  readonly pid?: number | undefined;
+  kill(signal?: NodeJS.Signals): boolean;
+}
+
+/** A running wh (`node bin/wh.cjs …`, or runMain in-process) whose output is collected as it arrives. */
+export interface WhProcess<Child extends WhChild = WhChild> {
+  child: Child;
   stdout(): string;
   stderr(): string;
   /** Resolves with stdout once it satisfies the predicate (checked on every chunk); rejects if wh exits first. */
@@ -76,27 +93,22 @@ export interface WhProcess {
   exited: Promise<RunResult>;
 }
 
+/** How a test starts wh in `cwd`: spawnWh, or inProcess (test/helpers/in-process.ts). */
+export type Launch = (args: readonly string[], options: RunOptions & { cwd: string }) => WhProcess;
+
 /** Starts `node bin/wh.cjs ...args` without waiting for it; for long-running commands like listen. */
-export async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess> {
+export async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess<ChildProcessWithoutNullStreams>> {
   return spawnWh(args, { ...options, cwd: options.cwd ?? (await makeTempDir()) });
 }
 
 /** startWh in a given directory, synchronously: the process exists when this returns. */
-export function spawnWh(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
+export function spawnWh(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess<ChildProcessWithoutNullStreams> {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  const listeners = new Set<() => void>();
+  const output = watchOutput();
   child.stdout.setEncoding("utf8");
   child.stderr.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => {
-    stdout += chunk;
-    for (const listener of [...listeners]) listener();
-  });
-  child.stderr.on("data", (chunk: string) => {
-    stderr += chunk;
-    for (const listener of [...listeners]) listener();
-  });
+  child.stdout.on("data", (chunk: string) => output.add("stdout", chunk));
+  child.stderr.on("data", (chunk: string) => output.add("stderr", chunk));
   child.stdin.on("error", () => {
     // wh may exit before reading its input (a usage error): that is not the test's failure.
   });
@@ -104,42 +116,18 @@ export function spawnWh(args: readonly string[], options: RunOptions & { cwd: st
     if (options.input !== undefined) child.stdin.write(options.input);
   } else if (options.input === undefined) child.stdin.end();
   else child.stdin.end(options.input);
-  let closed = false;
-  const waitFor = (read: () => string, predicate: (text: string) => boolean): Promise<string> =>
-    new Promise<string>((resolve, reject) => {
-      const check = (): void => {
-        if (predicate(read())) {
-          listeners.delete(check);
-          resolve(read());
-        } else if (closed) {
-          listeners.delete(check);
-          reject(new Error(`wh exited before the expected output.\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-        }
-      };
-      listeners.add(check);
-      check();
-    });
   const exited = (async (): Promise<RunResult> => {
     const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
-    closed = true;
-    for (const listener of [...listeners]) listener();
-    return { code, signal, stdout, stderr };
+    return output.close(code, signal);
   })();
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
-    waitForStdout: (predicate) => waitFor(() => stdout, predicate),
-    waitForStderr: (predicate) => waitFor(() => stderr, predicate),
-  };
+  return { child, exited, ...output.reading };
 }
 
 /**
  * For a test file whose tests start long-running wh processes: call it once at the top; it
  * returns `keep`, which registers a process to be killed (SIGKILL) after the test if it still runs.
  */
-export function killedAfterEach(): (wh: WhProcess) => WhProcess {
+export function killedAfterEach(): <P extends WhProcess>(wh: P) => P {
   const running: WhProcess[] = [];
   afterEach(async () => {
     for (const wh of running.splice(0)) {

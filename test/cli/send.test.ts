@@ -4,7 +4,8 @@ import * as tls from "node:tls";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRecordingServer, startSilentServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
-import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
 
 const SECRET = "s3cret-send";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -18,8 +19,8 @@ const useServer = (): void => serverForEachTest((started) => (server = started))
 afterAll(removeTempDirs);
 
 /** `wh send TYPE ...` to the recording server, signed with SECRET. */
-function send(type: string, args: readonly string[], options: Parameters<typeof run>[1] = {}) {
-  return run(["send", type, "--url", server.url, "--secret", SECRET, "--retry-window", "1s", ...args], options);
+function send(type: string, args: readonly string[], options: Parameters<typeof runInProcess>[1] = {}) {
+  return runInProcess(["send", type, "--url", server.url, "--secret", SECRET, "--retry-window", "1s", ...args], options);
 }
 
 function onlyRequest(): RecordedRequest {
@@ -213,7 +214,7 @@ describe.concurrent("wh send: invalid messages are refused before anything is se
   afterAll(async () => {
     await idle.close();
   });
-  const send = (type: string, args: readonly string[]) => run(["send", type, "--url", idle.url, "--secret", SECRET, "--retry-window", "1s", ...args]);
+  const send = (type: string, args: readonly string[]) => runInProcess(["send", type, "--url", idle.url, "--secret", SECRET, "--retry-window", "1s", ...args]);
   const big = "x".repeat(33_000);
   it.each([
     ["track without --event", "track", ["--user-id", "u1"], "You must pass 'event'."],
@@ -273,7 +274,7 @@ describe.concurrent("wh send: invalid messages are refused before anything is se
   });
 
   it("exits 2 when there is no URL to deliver to", async () => {
-    const result = await run(["send", "track", "--user-id", "u1", "--event", "E"]);
+    const result = await runInProcess(["send", "track", "--user-id", "u1", "--event", "E"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/url/i);
   });
@@ -307,7 +308,7 @@ describe("wh send: delivery outcomes", () => {
   it("exits 1 and names the URL when nothing listens there", async () => {
     const url = server.url;
     await server.close();
-    const result = await run(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--retry-window", "1s"]);
+    const result = await runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--retry-window", "1s"]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(url);
     expect(result.stderr).not.toMatch(STACK_TRACE);
@@ -316,7 +317,7 @@ describe("wh send: delivery outcomes", () => {
   it("stops retrying on Ctrl-C and exits 130", async () => {
     await server.close();
     server = await startRecordingServer({ replies: [503] });
-    const wh = await startWh(["send", "track", "--url", server.url, "--secret", SECRET, "--user-id", "u1", "--event", "E", "--retry-window", "1h"]);
+    const wh = await startInProcess(["send", "track", "--url", server.url, "--secret", SECRET, "--user-id", "u1", "--event", "E", "--retry-window", "1h"]);
     const guard = setTimeout(() => wh.child.kill("SIGKILL"), 20_000); // never leave it retrying for an hour
     let result;
     try {
@@ -358,7 +359,7 @@ describe("wh send: delivery outcomes", () => {
   it("delivers to the second URL when the first one refuses", async () => {
     const other = await startRecordingServer({ replies: [404] });
     try {
-      const result = await run(["send", "identify", "--user-id", "u1", "--url", other.url, "--url", server.url, "--secret", SECRET, "--retry-window", "1s"]);
+      const result = await runInProcess(["send", "identify", "--user-id", "u1", "--url", other.url, "--url", server.url, "--secret", SECRET, "--retry-window", "1s"]);
       expect(result.code).toBe(0);
       expect(other.requests).toHaveLength(1);
       expectSigned(onlyRequest());
@@ -425,7 +426,7 @@ describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
 
   /** A CA-signed receiver; --ca names an unrelated certificate; the signing CA comes, or not, from NODE_EXTRA_CA_CERTS. */
   const sendSigned = (extra: string | undefined) =>
-    run(["send", "track", "--user-id", "u1", "--event", "E", "--url", signed.url, "--secret", SECRET, "--ca", tlsFixture("self-signed.crt"), "--retry-window", "0s"], { env: { NODE_EXTRA_CA_CERTS: extra } });
+    runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", signed.url, "--secret", SECRET, "--ca", tlsFixture("self-signed.crt"), "--retry-window", "0s"], { env: { NODE_EXTRA_CA_CERTS: extra } });
 
   it.runIf(listsDefaults)("keeps trusting the certificates of NODE_EXTRA_CA_CERTS when --ca adds another", async () => {
     const result = await sendSigned(tlsFixture("ca.crt"));
@@ -449,7 +450,7 @@ describe("wh send --timeout against a TLS handshake that never finishes", () => 
     try {
       const url = `https://127.0.0.1:${silent.port}/hook`;
       const started = Date.now();
-      const result = await run(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--secret", SECRET, "--timeout", "300ms", "--retry-window", "0s"]);
+      const result = await runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--secret", SECRET, "--timeout", "300ms", "--retry-window", "0s"]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("no response within 300ms");
       expect(Date.now() - started).toBeLessThan(5_000);

@@ -1,7 +1,8 @@
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, expect } from "vitest";
 import type { RecordedRequest } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, spawnWh, type RunOptions, type WhProcess } from "./run-wh.js";
+import { inProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, type Launch, type RunOptions, type WhProcess } from "./run-wh.js";
 
 export const SECRET = "serve-test-secret";
 
@@ -11,9 +12,12 @@ export interface ServeProcess extends WhProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `wh serve --port 0 --json …` in `cwd` and waits for its `listening` record. */
-export async function startServe(args: readonly string[], options: RunOptions & { cwd: string }): Promise<ServeProcess> {
-  const wh = spawnWh(["--json", "serve", "--port", "0", ...args], { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+/**
+ * Starts `wh serve --port 0 --json …` in `cwd` and waits for its `listening` record: in-process
+ * unless `launch` is spawnWh.
+ */
+export async function startServe(args: readonly string[], options: RunOptions & { cwd: string }, launch: Launch = inProcess): Promise<ServeProcess> {
+  const wh = launch(["--json", "serve", "--port", "0", ...args], { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
   const stdout = await wh.waitForStdout((text) => text.includes('"listening"'));
   const record = lines(stdout)
     .map((line) => JSON.parse(line) as { listening?: string })
@@ -33,14 +37,14 @@ export async function startServe(args: readonly string[], options: RunOptions & 
  * `serve(args, cwd?)` (a fresh directory unless given), and every process it started is stopped
  * after the file's tests.
  */
-export function servedInTempDirs(): (args: readonly string[], cwd?: string) => Promise<ServeProcess> {
+export function servedInTempDirs(launch: Launch = inProcess): (args: readonly string[], cwd?: string) => Promise<ServeProcess> {
   const running: ServeProcess[] = [];
   afterAll(async () => {
     await Promise.all(running.map((serve) => serve.stop()));
     await removeTempDirs();
   });
   return async (args, cwd) => {
-    const wh = await startServe(args, { cwd: cwd ?? (await makeTempDir()) });
+    const wh = await startServe(args, { cwd: cwd ?? (await makeTempDir()) }, launch);
     running.push(wh);
     return wh;
   };

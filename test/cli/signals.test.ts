@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned } from "./replay-helpers.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
+import { BIN, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
-// SIGTERM and SIGHUP, a closed stdout or stderr, and the spinner under a terminal.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// Spawned (signals, closed pipes and a terminal are the process's): SIGTERM and SIGHUP, a closed
+// stdout or stderr, and the spinner under a terminal. They run bin/wh.cjs (dist/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);
@@ -32,14 +32,14 @@ describe("signals stop a run like the first Ctrl-C", () => {
         return { status: 200, delayMs: 3 };
       },
     });
-    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir });
+    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], { cwd: dir }, spawnWh);
 
     const stopped = await running.exited;
 
     expect(stopped.code, stopped.stderr).toBe(130);
     expect(stopped.stderr).toMatch(/interrupted: resume with {2}wh replay events\.ndjson --url \S+ --concurrency 4 --resume/);
     expect(receiver.requests.length).toBeLessThan(400);
-    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir }, spawnWh);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect([...new Set(receiver.requests.map(messageIdOf))].sort()).toEqual(ids);
   });
@@ -68,7 +68,7 @@ describe("closed pipes", () => {
     expect(code, stderr).toBe(141);
     expect(stderr).toMatch(/interrupted: resume with/);
     expect(receiver.requests.length).toBeLessThan(3_000);
-    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir }, spawnWh);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect([...new Set(receiver.requests.map(messageIdOf))].sort()).toEqual(ids);
   });
@@ -100,7 +100,7 @@ describe("the spinner on a terminal", () => {
         return 200;
       },
     });
-    running = spawnSigned(["replay", "events.ndjson", "--url", first.url, "--concurrency", "64"], { cwd: dir });
+    running = spawnSigned(["replay", "events.ndjson", "--url", first.url, "--concurrency", "64"], { cwd: dir }, spawnWh);
     expect((await running.exited).code).toBe(130);
     await writeFile(join(dir, "again.sh"), `stty cols 120 rows 40\nexec node ${BIN} replay events.ndjson --url ${first.url} --resume --concurrency 1\n`);
     // `script` gives wh a pseudo-terminal, as a person's shell would.

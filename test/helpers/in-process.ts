@@ -1,0 +1,37 @@
+import { runMain } from "../../src/cli/run-main.js";
+import { cleanEnv, makeTempDir, type RunOptions, type RunResult, type WhChild, type WhProcess } from "../cli/run-wh.js";
+import { testIo } from "./test-io.js";
+
+/**
+ * The in-process twin of spawnWh: runMain against an in-memory io, against src/ (no build), under
+ * coverage. Its `child.kill(…)` is the first Ctrl-C whatever the signal: what a second Ctrl-C,
+ * SIGKILL, an exit code or a closed pipe do to the process is for the spawned tests to check.
+ */
+export function inProcess(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
+  const test = testIo({ cwd: options.cwd, env: cleanEnv(options.env), input: options.input, keepStdinOpen: options.keepStdinOpen, isTTY: options.isTTY, timings: options.timings });
+  const child: WhChild & { exitCode: number | null } = {
+    stdin: test.stdin,
+    exitCode: null,
+    signalCode: null,
+    pid: process.pid,
+    kill: () => {
+      test.interrupt();
+      return true;
+    },
+  };
+  const exited = runMain(args, test.io).then((code) => {
+    child.exitCode = code;
+    return test.output.close(code, null);
+  });
+  return { child, exited, ...test.output.reading };
+}
+
+/** The in-process twin of startWh: in a fresh temporary directory unless `cwd` is given. */
+export async function startInProcess(args: readonly string[], options: RunOptions = {}): Promise<WhProcess> {
+  return inProcess(args, { ...options, cwd: options.cwd ?? (await makeTempDir()) });
+}
+
+/** The in-process twin of run: runs wh to completion. */
+export async function runInProcess(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return (await startInProcess(args, options)).exited;
+}

@@ -1,0 +1,107 @@
+import { PassThrough, Writable } from "node:stream";
+import type { CliIo, CliTimings } from "../../src/cli/io.js";
+import type { RunResult, WhProcess } from "../cli/run-wh.js";
+
+/** Short waits for tests: a stopped run's grace period and the progress cadence off a terminal. */
+export const TEST_TIMINGS: CliTimings = { graceMs: 500, progressEveryMs: 200 };
+
+export interface TestIoOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Written to standard input, which is then closed unless keepStdinOpen. */
+  input?: string | Buffer | undefined;
+  keepStdinOpen?: boolean | undefined;
+  /** What stdout and stderr say they are (default: not terminals, like a pipe). */
+  isTTY?: boolean | undefined;
+  timings?: Partial<CliTimings> | undefined;
+}
+
+/** An in-memory CliIo, like gh's iostreams.Test(): what a command writes is kept for the test. */
+export interface TestIo {
+  io: CliIo;
+  stdin: PassThrough;
+  output: ReturnType<typeof watchOutput>;
+  /** The first Ctrl-C: aborts the io's signal. */
+  interrupt(): void;
+}
+
+export function testIo(options: TestIoOptions): TestIo {
+  const output = watchOutput();
+  const capture = (name: "stdout" | "stderr"): Writable & { isTTY?: boolean } =>
+    Object.assign(
+      new Writable({
+        decodeStrings: false,
+        write(chunk: string | Buffer, _encoding, done) {
+          output.add(name, typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+          done();
+        },
+      }),
+      { isTTY: options.isTTY === true },
+    );
+  const stdin = new PassThrough();
+  if (options.input !== undefined) stdin.write(options.input);
+  if (options.keepStdinOpen !== true) stdin.end();
+  const controller = new AbortController();
+  return {
+    io: {
+      stdout: capture("stdout"),
+      stderr: capture("stderr"),
+      stdin: Object.assign(stdin, { isTTY: false }),
+      env: options.env,
+      cwd: options.cwd,
+      signal: controller.signal,
+      timings: { ...TEST_TIMINGS, ...options.timings },
+    },
+    stdin,
+    output,
+    interrupt: () => controller.abort(),
+  };
+}
+
+/**
+ * The output of a running wh, as it arrives: what WhProcess reads, `add` for each chunk, and
+ * `close` when it has exited (a wait still pending then fails).
+ */
+export function watchOutput(): {
+  reading: Omit<WhProcess, "child" | "exited">;
+  add(stream: "stdout" | "stderr", chunk: string): void;
+  close(code: number | null, signal: NodeJS.Signals | null): RunResult;
+} {
+  const text = { stdout: "", stderr: "" };
+  const listeners = new Set<() => void>();
+  let closed = false;
+  const notify = (): void => {
+    for (const listener of [...listeners]) listener();
+  };
+  const waitFor = (read: () => string, predicate: (text: string) => boolean): Promise<string> =>
+    new Promise<string>((resolve, reject) => {
+      const check = (): void => {
+        if (predicate(read())) {
+          listeners.delete(check);
+          resolve(read());
+        } else if (closed) {
+          listeners.delete(check);
+          reject(new Error(`wh exited before the expected output.\nstdout:\n${text.stdout}\nstderr:\n${text.stderr}`));
+        }
+      };
+      listeners.add(check);
+      check();
+    });
+  return {
+    reading: {
+      stdout: () => text.stdout,
+      stderr: () => text.stderr,
+      waitForStdout: (predicate) => waitFor(() => text.stdout, predicate),
+      waitForStderr: (predicate) => waitFor(() => text.stderr, predicate),
+    },
+    add(stream, chunk) {
+      text[stream] += chunk;
+      notify();
+    },
+    close(code, signal) {
+      closed = true;
+      notify();
+      return { code, signal, stdout: text.stdout, stderr: text.stderr };
+    },
+  };
+}
