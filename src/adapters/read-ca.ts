@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { UsageError } from "../core/errors.js";
 import { describeFsError } from "./read-input.js";
 
@@ -10,12 +11,12 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE
  * must parse. Node's TLS skips one it cannot read without a word, so a garbage CA file would
  * only show later as an untrusted certificate.
  */
-export async function readCaFiles(paths: readonly string[]): Promise<string[]> {
+export async function readCaFiles(paths: readonly string[], cwd: string): Promise<string[]> {
   return Promise.all(
     paths.map(async (path) => {
       let text: string;
       try {
-        text = await readFile(path, "utf8");
+        text = await readFile(resolve(cwd, path), "utf8");
       } catch (error) {
         throw new UsageError(`--ca ${path}: ${describeFsError(error)}`, { cause: error });
       }

@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
@@ -51,7 +50,9 @@ export type HttpMethod = "POST" | "PUT" | "PATCH";
 export interface DeliverySettings {
   configPath: string | undefined;
   destinations: Destination[];
+  /** --ca files as given, read relative to `cwd` (messages name them as given). */
   caFiles: string[];
+  cwd: string;
   timeoutMs: number;
   retryWindowMs: number;
   /** Attempts per URL at most, the first included; unlimited by default (the window decides). */
@@ -105,7 +106,7 @@ export async function resolveDeliverySettings(
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
     };
   });
-  return { configPath: filepath, destinations, caFiles: (flags.ca ?? []).map((file) => resolve(cwd, file)), timeoutMs, retryWindowMs, maxAttempts };
+  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], cwd, timeoutMs, retryWindowMs, maxAttempts };
 }
 
 interface SourceChoice {

@@ -43,7 +43,8 @@ export async function resendRequest(
     batchSize: 1,
     timeoutMs: 5_000,
   };
-  const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], timeoutMs: 5_000, retryWindowMs: 60_000, maxAttempts: 1 }, { env, keepEveryBody: true });
+  // No CA files, so no directory to read them from.
+  const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], cwd: "/", timeoutMs: 5_000, retryWindowMs: 60_000, maxAttempts: 1 }, { env, keepEveryBody: true });
   try {
     const report = await deliverer.deliver(request.body.toString("utf8"), destination);
     const last = report.targets[0]?.last;
