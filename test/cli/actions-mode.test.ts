@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { SECRET } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, run, type RunOptions } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
 // Actions mode as Segment's Webhooks (Actions) destination sends (segmentio/action-destinations:
 // destinations/webhook, and actions-core's request client and errors).
@@ -11,7 +12,7 @@ import { makeTempDir, removeTempDirs, run, type RunOptions } from "./run-wh.js";
 const server = closedAfterEach();
 afterAll(removeTempDirs);
 
-const signed = (args: string[], options: RunOptions = {}) => run(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+const signed = (args: string[], options: RunOptions = {}) => runInProcess(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
 
 async function replayLines(text: string, args: readonly string[]) {
   const dir = await makeTempDir();

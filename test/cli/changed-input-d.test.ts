@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { messageIdOf, readNdjson, runSigned, SECRET, trackLine } from "./replay-helpers.js";
-import { FIXTURES, hmacHex, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { FIXTURES, hmacHex, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 import { eventually, post, startServe, type ServeProcess } from "./serve-helpers.js";
 
 // Input that wh used to change without a word (replacement characters, dropped keys, rounded
@@ -88,7 +89,7 @@ describe("header values are checked where they are given, not on every attempt",
   it("refuses a control character in a source's header in wh config validate", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { web: { writeKey: "wk", webhooks: [{ url: "https://a.example.com/hook", headers: { "X-Team": "a\u0001b" } }] } } }));
-    const result = await run(["config", "validate"], { cwd: dir });
+    const result = await runInProcess(["config", "validate"], { cwd: dir });
     expectExit(result, 2);
     expect(result.stderr).toContain('sources.web.webhooks[0].headers["X-Team"]: header value must not contain U+0001');
   });
@@ -205,7 +206,7 @@ describe("numbers JSON cannot carry exactly are refused, never rounded or turned
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${big}\n`);
     const sent = await runSigned(["send", "track", "--data", big, "--url", hook.url], { cwd: dir });
-    const ingested = await run(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${hook.port}`, "--write-key", "wk"], { cwd: dir });
+    const ingested = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${hook.port}`, "--write-key", "wk"], { cwd: dir });
     expectExit(sent, 2);
     expect(sent.stderr).toMatch(/--data: the number 12345678901234567890 cannot be sent exactly/);
     expectExit(ingested, 1);

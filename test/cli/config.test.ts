@@ -2,7 +2,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
-import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
 
 const CONFIGS = join(FIXTURES, "config");
 const TRACK = ["send", "track", "--user-id", "u1", "--event", "Order Completed", "--retry-window", "1s"];
@@ -31,7 +32,7 @@ describe("config: where settings come from", () => {
 
   it("finds .whrc.json in the working directory and delivers to its webhooks with its secret and headers", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url, headers: { "X-Team": "growth" } }], sharedSecret: "file-secret" });
-    const result = await run(TRACK, { cwd });
+    const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("file-secret", request.body));
@@ -41,7 +42,7 @@ describe("config: where settings come from", () => {
   it("finds the wh key of package.json", async () => {
     const cwd = await makeTempDir();
     await writeFile(join(cwd, "package.json"), JSON.stringify({ name: "app", private: true, wh: { webhooks: [{ url: server.url }], sharedSecret: "pkg-secret" } }));
-    const result = await run(TRACK, { cwd });
+    const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("pkg-secret", request.body));
@@ -51,7 +52,7 @@ describe("config: where settings come from", () => {
     const cwd = await makeTempDir();
     await mkdir(join(cwd, "ci"));
     await writeFile(join(cwd, "ci", "hooks.json"), JSON.stringify({ webhooks: [{ url: server.url }], sharedSecret: "ci-secret" }));
-    const result = await run([...TRACK, "--config", "ci/hooks.json"], { cwd });
+    const result = await runInProcess([...TRACK, "--config", "ci/hooks.json"], { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("ci-secret", request.body));
@@ -62,7 +63,7 @@ describe("config: where settings come from", () => {
     try {
       const cwd = await dirWithConfig({ webhooks: [{ url: other.url }] });
       await writeFile(join(cwd, "chosen.json"), JSON.stringify({ webhooks: [{ url: server.url }] }));
-      const result = await run([...TRACK, "--config", "chosen.json"], { cwd });
+      const result = await runInProcess([...TRACK, "--config", "chosen.json"], { cwd });
       expect(result.code).toBe(0);
       onlyRequest();
       expect(other.requests).toHaveLength(0);
@@ -75,7 +76,7 @@ describe("config: where settings come from", () => {
     const fileServer = await startRecordingServer();
     try {
       const cwd = await dirWithConfig({ webhooks: [{ url: fileServer.url }], sharedSecret: "file-secret" });
-      const result = await run([...TRACK, "--url", server.url], { cwd });
+      const result = await runInProcess([...TRACK, "--url", server.url], { cwd });
       expect(result.code).toBe(0);
       expect(fileServer.requests).toHaveLength(0);
       const request = onlyRequest();
@@ -87,7 +88,7 @@ describe("config: where settings come from", () => {
 
   it("signs with the file's sharedSecret when the file has no webhooks and --url gives the URL", async () => {
     const cwd = await dirWithConfig({ sharedSecret: "file-secret" });
-    const result = await run([...TRACK, "--url", server.url], { cwd });
+    const result = await runInProcess([...TRACK, "--url", server.url], { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("file-secret", request.body));
@@ -95,7 +96,7 @@ describe("config: where settings come from", () => {
 
   it("signs with WH_SHARED_SECRET rather than the file's sharedSecret", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url }], sharedSecret: "file-secret" });
-    const result = await run(TRACK, { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
+    const result = await runInProcess(TRACK, { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("env-secret", request.body));
@@ -104,7 +105,7 @@ describe("config: where settings come from", () => {
   it("signs with --secret-file rather than WH_SHARED_SECRET", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url }], sharedSecret: "file-secret" });
     await writeFile(join(cwd, "secret.txt"), "flag-file-secret\n");
-    const result = await run([...TRACK, "--secret-file", "secret.txt"], { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
+    const result = await runInProcess([...TRACK, "--secret-file", "secret.txt"], { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("flag-file-secret", request.body));
@@ -112,21 +113,21 @@ describe("config: where settings come from", () => {
 
   it("signs with --secret rather than WH_SHARED_SECRET", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url }], sharedSecret: "file-secret" });
-    const result = await run([...TRACK, "--secret", "flag-secret"], { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
+    const result = await runInProcess([...TRACK, "--secret", "flag-secret"], { cwd, env: { WH_SHARED_SECRET: "env-secret" } });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-signature"]).toBe(hmacHex("flag-secret", request.body));
   });
 
   it("sends no X-Signature when no secret is set anywhere", async () => {
-    const result = await run([...TRACK, "--url", server.url]);
+    const result = await runInProcess([...TRACK, "--url", server.url]);
     expect(result.code).toBe(0);
     expect(onlyRequest().headers["x-signature"]).toBeUndefined();
   });
 
   it("adds --header to the file's headers", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url, headers: { "X-Team": "growth" } }] });
-    const result = await run([...TRACK, "--header", "X-Env: staging"], { cwd });
+    const result = await runInProcess([...TRACK, "--header", "X-Env: staging"], { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
     expect(request.headers["x-team"]).toBe("growth");
@@ -149,7 +150,7 @@ describe.concurrent("config: invalid files exit 2 with `path: problem`", () => {
   ];
 
   it.each(cases)("refuses %s in wh send", async (_name, file, expected) => {
-    const result = await run([...TRACK, "--config", join(CONFIGS, file), "--secret", "s"]);
+    const result = await runInProcess([...TRACK, "--config", join(CONFIGS, file), "--secret", "s"]);
     expect(result.code).toBe(2);
     for (const text of expected) expect(result.stderr).toContain(text);
     expect(result.stderr).toContain(file);
@@ -158,14 +159,14 @@ describe.concurrent("config: invalid files exit 2 with `path: problem`", () => {
   });
 
   it.each(cases)("refuses %s in wh config validate", async (_name, file, expected) => {
-    const result = await run(["config", "validate", "--config", join(CONFIGS, file)]);
+    const result = await runInProcess(["config", "validate", "--config", join(CONFIGS, file)]);
     expect(result.code).toBe(2);
     for (const text of expected) expect(result.stderr).toContain(text);
     expect(result.stderr).not.toMatch(STACK_TRACE);
   });
 
   it("refuses a file that is not valid JSON, naming the file", async () => {
-    const result = await run([...TRACK, "--config", join(CONFIGS, "invalid-syntax.whrc.json")]);
+    const result = await runInProcess([...TRACK, "--config", join(CONFIGS, "invalid-syntax.whrc.json")]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("invalid-syntax.whrc.json");
     expect(result.stderr).toMatch(/JSON/);
@@ -175,14 +176,14 @@ describe.concurrent("config: invalid files exit 2 with `path: problem`", () => {
   it("refuses a .whrc.json that is not valid JSON when it is found by search", async () => {
     const cwd = await makeTempDir();
     await writeFile(join(cwd, ".whrc.json"), '{ "webhooks": [ { "url": "http://127.0.0.1:1/" } ');
-    const result = await run(TRACK, { cwd });
+    const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(".whrc.json");
     expect(result.stderr).not.toMatch(STACK_TRACE);
   });
 
   it("refuses a --config file that does not exist", async () => {
-    const result = await run([...TRACK, "--config", "nowhere/.whrc.json"]);
+    const result = await runInProcess([...TRACK, "--config", "nowhere/.whrc.json"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("nowhere/.whrc.json");
     expect(result.stderr).toMatch(/no such file/i);
@@ -208,7 +209,7 @@ describe.concurrent("config: every format found by search", () => {
     const cwd = await makeTempDir();
     for (const [name, content] of Object.entries(files)) await writeFile(join(cwd, name), content);
     const found = Object.keys(files).find((name) => name !== "package.json") as string;
-    const result = await run(["--json", "config", "show"], { cwd });
+    const result = await runInProcess(["--json", "config", "show"], { cwd });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const shown = JSON.parse(result.stdout) as { configFile: string; destinations: { webhooks: { url: string }[] }[] };
@@ -219,7 +220,7 @@ describe.concurrent("config: every format found by search", () => {
   it("names the line and column of a YAML syntax error, without quoting the file", async () => {
     const cwd = await makeTempDir();
     await writeFile(join(cwd, ".whrc.yaml"), `sharedSecret: TOPSECRET\nwebhooks:\n  - url: ${url}\n   bad: [\n`);
-    const result = await run(["config", "validate"], { cwd });
+    const result = await runInProcess(["config", "validate"], { cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(join(cwd, ".whrc.yaml"));
     expect(result.stderr).toMatch(/not valid YAML \(line \d+, column \d+\)/);
@@ -230,7 +231,7 @@ describe.concurrent("config: every format found by search", () => {
   it("says what a JavaScript config threw", async () => {
     const cwd = await makeTempDir();
     await writeFile(join(cwd, "wh.config.mjs"), 'throw new Error("no URL for this environment");\n');
-    const result = await run(["config", "validate"], { cwd });
+    const result = await runInProcess(["config", "validate"], { cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(join(cwd, "wh.config.mjs"));
     expect(result.stderr).toContain("threw Error: no URL for this environment");
@@ -243,7 +244,7 @@ describe("config: an invalid found file stops delivery", () => {
 
   it("refuses an unknown key found by search, naming it", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url }], retries: 3 });
-    const result = await run(TRACK, { cwd });
+    const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("retries: unknown key");
     expect(server.requests).toHaveLength(0);
@@ -251,7 +252,7 @@ describe("config: an invalid found file stops delivery", () => {
 
   it("sends nothing when the found config file is invalid", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: server.url, headers: { Host: "evil.example.com" } }] });
-    const result = await run(TRACK, { cwd });
+    const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("webhooks[0].headers.Host: ");
     expect(server.requests).toHaveLength(0);
@@ -262,7 +263,7 @@ describe("config: invalid flags exit 2 and send nothing", () => {
   useServer();
 
   it("refuses --url ftp://x", async () => {
-    const result = await run([...TRACK, "--url", server.url, "--url", "ftp://x"]);
+    const result = await runInProcess([...TRACK, "--url", server.url, "--url", "ftp://x"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--url");
     expect(result.stderr).toContain("ftp://x");
@@ -270,7 +271,7 @@ describe("config: invalid flags exit 2 and send nothing", () => {
   });
 
   it("refuses a relative --url", async () => {
-    const result = await run([...TRACK, "--url", "/hook"]);
+    const result = await runInProcess([...TRACK, "--url", "/hook"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--url");
     expect(result.stderr).toContain("/hook");
@@ -278,7 +279,7 @@ describe("config: invalid flags exit 2 and send nothing", () => {
 
   it("refuses six --url flags", async () => {
     const urls = [1, 2, 3, 4, 5, 6].flatMap((n) => ["--url", `${server.url}/${n}`]);
-    const result = await run([...TRACK, ...urls]);
+    const result = await runInProcess([...TRACK, ...urls]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("at most 5");
     expect(server.requests).toHaveLength(0);
@@ -286,13 +287,13 @@ describe("config: invalid flags exit 2 and send nothing", () => {
 
   it("accepts five --url flags", async () => {
     const urls = [1, 2, 3, 4, 5].flatMap((n) => ["--url", `${server.url}/${n}`]);
-    const result = await run([...TRACK, ...urls]);
+    const result = await runInProcess([...TRACK, ...urls]);
     expect(result.code).toBe(0);
     expect(server.requests.length).toBeGreaterThanOrEqual(1);
   });
 
   it.each(["Host: x", "User-Agent: curl/8", "X-Signature: abc", "content-type: text/plain"])("refuses --header '%s', a header wh owns", async (header) => {
-    const result = await run([...TRACK, "--url", server.url, "--header", header]);
+    const result = await runInProcess([...TRACK, "--url", server.url, "--header", header]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--header");
     expect(result.stderr).toContain(header.slice(0, header.indexOf(":")));
@@ -301,7 +302,7 @@ describe("config: invalid flags exit 2 and send nothing", () => {
   });
 
   it("refuses --header 'bad', which has no colon", async () => {
-    const result = await run([...TRACK, "--url", server.url, "--header", "bad"]);
+    const result = await runInProcess([...TRACK, "--url", server.url, "--header", "bad"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--header");
     expect(result.stderr).toContain("bad");
@@ -309,14 +310,14 @@ describe("config: invalid flags exit 2 and send nothing", () => {
   });
 
   it("refuses a --header name with a space", async () => {
-    const result = await run([...TRACK, "--url", server.url, "--header", "X Team: growth"]);
+    const result = await runInProcess([...TRACK, "--url", server.url, "--header", "X Team: growth"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("X Team");
     expect(server.requests).toHaveLength(0);
   });
 
   it("refuses a --timeout that is not a duration", async () => {
-    const result = await run([...TRACK, "--url", server.url, "--timeout", "soon"]);
+    const result = await runInProcess([...TRACK, "--url", server.url, "--timeout", "soon"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--timeout");
     expect(server.requests).toHaveLength(0);
@@ -327,7 +328,7 @@ describe.concurrent("wh config show", () => {
   const valid = join(CONFIGS, "valid.whrc.json");
 
   it("prints the settings with the secret and the Authorization value masked", async () => {
-    const result = await run(["config", "show", "--config", valid]);
+    const result = await runInProcess(["config", "show", "--config", valid]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("https://hooks.example.com/wh");
     expect(result.stdout).toContain("http://backup.example.com:8080/wh");
@@ -341,7 +342,7 @@ describe.concurrent("wh config show", () => {
   });
 
   it("prints parseable JSON with --json, secrets masked", async () => {
-    const result = await run(["config", "show", "--json", "--config", valid]);
+    const result = await runInProcess(["config", "show", "--json", "--config", valid]);
     expect(result.code).toBe(0);
     const out = lines(result.stdout);
     expect(out).toHaveLength(1);
@@ -358,7 +359,7 @@ describe.concurrent("wh config show", () => {
   });
 
   it("shows the settings after flags and environment", async () => {
-    const result = await run(["config", "show", "--json", "--config", valid, "--url", "http://127.0.0.1:9/flag", "--timeout", "2s"], {
+    const result = await runInProcess(["config", "show", "--json", "--config", valid, "--url", "http://127.0.0.1:9/flag", "--timeout", "2s"], {
       env: { WH_SHARED_SECRET: "TOPSECRET-env-9999" },
     });
     expect(result.code).toBe(0);
@@ -375,14 +376,14 @@ describe.concurrent("wh config show", () => {
 
   it("finds .whrc.json by search", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: "https://found.example.com/wh" }] });
-    const result = await run(["config", "show"], { cwd });
+    const result = await runInProcess(["config", "show"], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(join(cwd, ".whrc.json"));
     expect(result.stdout).toContain("https://found.example.com/wh");
   });
 
   it("exits 2 on an invalid config file", async () => {
-    const result = await run(["config", "show", "--config", join(CONFIGS, "ftp-url.whrc.json")]);
+    const result = await runInProcess(["config", "show", "--config", join(CONFIGS, "ftp-url.whrc.json")]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("webhooks[0].url: ");
   });
@@ -391,7 +392,7 @@ describe.concurrent("wh config show", () => {
 describe.concurrent("wh config validate", () => {
   it("exits 0 on a valid file and names it", async () => {
     const file = join(CONFIGS, "valid.whrc.json");
-    const result = await run(["config", "validate", "--config", file]);
+    const result = await runInProcess(["config", "validate", "--config", file]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(file);
     expect(`${result.stdout}${result.stderr}`).not.toContain("TOPSECRET");
@@ -399,13 +400,13 @@ describe.concurrent("wh config validate", () => {
 
   it("exits 0 on a valid .whrc.json found by search", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: "https://found.example.com/wh" }] });
-    const result = await run(["config", "validate"], { cwd });
+    const result = await runInProcess(["config", "validate"], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(".whrc.json");
   });
 
   it("exits 2 and lists every problem of an invalid file", async () => {
-    const result = await run(["config", "validate", "--config", join(CONFIGS, "many-problems.whrc.json")]);
+    const result = await runInProcess(["config", "validate", "--config", join(CONFIGS, "many-problems.whrc.json")]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('webhooks[0].url: "ftp://files.example.com/wh"');
     expect(result.stderr).toContain("webhooks[1].headers.Host: ");
@@ -415,14 +416,14 @@ describe.concurrent("wh config validate", () => {
   });
 
   it("exits 2 when no config file exists", async () => {
-    const result = await run(["config", "validate"]);
+    const result = await runInProcess(["config", "validate"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no config file/i);
   });
 
   it("prints parseable JSON with --json", async () => {
     const file = join(CONFIGS, "valid.whrc.json");
-    const result = await run(["config", "validate", "--json", "--config", file]);
+    const result = await runInProcess(["config", "validate", "--json", "--config", file]);
     expect(result.code).toBe(0);
     const out = lines(result.stdout);
     expect(out).toHaveLength(1);

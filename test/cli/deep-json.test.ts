@@ -1,7 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, killedAfterEach } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, killedAfterEach } from "./run-wh.js";
 
 const SECRET = "deep-secret";
 /** 5,000 arrays inside each other: valid JSON that overflows the stack of a recursive walk. */
@@ -20,7 +21,7 @@ describe("JSON nested 5,000 deep", () => {
   it("wh listen refuses it with 400 (or 401 unsigned) naming the nesting, and goes on answering and capturing", async () => {
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
-    const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
+    const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
     running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const good = '{"version":1,"type":"track","userId":"u1","event":"E","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
@@ -44,11 +45,11 @@ describe("JSON nested 5,000 deep", () => {
     const cwd = await makeTempDir();
     for (const body of [DEEP, DEEP_OBJECT]) {
       await writeFile(join(cwd, "deep.json"), body);
-      const mismatch = await run([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex("another-secret", body), "deep.json"], { cwd });
+      const mismatch = await runInProcess([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex("another-secret", body), "deep.json"], { cwd });
       expect(mismatch.code, mismatch.stderr).toBe(1);
       expect(mismatch.stdout).toContain("another secret");
       expect(mismatch.stderr).not.toMatch(STACK_TRACE);
-      const match = await run([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex(SECRET, body), "deep.json"], { cwd });
+      const match = await runInProcess([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex(SECRET, body), "deep.json"], { cwd });
       expect(match.code, match.stderr).toBe(0);
     }
   });

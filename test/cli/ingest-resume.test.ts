@@ -2,7 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs, run, spawnWh } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs, spawnWh } from "./run-wh.js";
 
 // wh ingest keeps replay's promises: dead letters per message, Ctrl-C within the grace period
 // even while batches wait to retry, and --resume. These tests spawn bin/wh.cjs (dist/).
@@ -39,7 +40,7 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     const cwd = await input(3, ["not json"]);
     const receiver = await server({ replies: [{ status: 400, body: "bad batch" }] });
 
-    const result = await run(ingest(receiver), { cwd });
+    const result = await runInProcess(ingest(receiver), { cwd });
 
     expect(result.code, result.stderr).toBe(1);
     const records = (await readFile(join(cwd, "events.ndjson.ingest-failed.ndjson"), "utf8"))
@@ -74,7 +75,7 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     expect(interrupted.stderr).not.toContain(WRITE_KEY);
     failing = false;
 
-    const resumed = await run(ingest(receiver, ["--resume"]), { cwd });
+    const resumed = await runInProcess(ingest(receiver, ["--resume"]), { cwd });
 
     expect(resumed.code, resumed.stderr).toBe(0);
     const delivered = new Set(received(receiver));
@@ -95,13 +96,13 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     expect(first.code, first.stderr).toBe(130);
     const sentFirst = received(receiver);
 
-    const resumed = await run(ingest(receiver, ["--resume", "--flush-after", "50ms"]), { cwd });
+    const resumed = await runInProcess(ingest(receiver, ["--resume", "--flush-after", "50ms"]), { cwd });
     expect(resumed.code, resumed.stderr).toBe(0);
     const sentSecond = received(receiver).slice(sentFirst.length);
     expect(new Set([...sentFirst, ...sentSecond]).size).toBe(40);
     for (const id of sentSecond) expect(sentFirst).not.toContain(id);
 
-    const again = await run(ingest(receiver, ["--resume"]), { cwd });
+    const again = await runInProcess(ingest(receiver, ["--resume"]), { cwd });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/complete already: 40 delivered/);
     expect(received(receiver)).toHaveLength(sentFirst.length + sentSecond.length);
@@ -121,7 +122,7 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     const before = receiver.requests.length;
     await writeFile(join(cwd, "events.ndjson"), `${Array.from({ length: 30 }, (_, index) => track(index + 100)).join("\n")}\n`);
 
-    const resumed = await run(ingest(receiver, ["--resume"]), { cwd });
+    const resumed = await runInProcess(ingest(receiver, ["--resume"]), { cwd });
 
     expect(resumed.code).toBe(2);
     expect(resumed.stderr).toMatch(/--resume: line 1 of events\.ndjson is not the line the journal recorded as finished/);

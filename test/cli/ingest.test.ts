@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 
 // These tests spawn bin/wh.cjs, which runs dist/: `npm run build` first.
 
@@ -64,7 +65,7 @@ describe("wh ingest", () => {
   it("sends 45 lines in batches of 20, 20 and 5, exits 0 and prints a summary", async () => {
     const receiver = await server();
     const { cwd, file } = await ndjson(fortyFive);
-    const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
 
     expect(result.code).toBe(0);
     expect(batchSizes(receiver)).toEqual([20, 20, 5]);
@@ -95,7 +96,7 @@ describe("wh ingest", () => {
       JSON.stringify({ type: "alias", userId: "u7" }),
       track(8),
     ]);
-    const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
 
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^line 2: invalid JSON/m);
@@ -111,7 +112,7 @@ describe("wh ingest", () => {
   it("takes the write key and endpoint from WH_WRITE_KEY and WH_ENDPOINT", async () => {
     const receiver = await server();
     const { cwd, file } = await ndjson([track(1), track(2)]);
-    const result = await run(["ingest", file], { cwd, env: { WH_WRITE_KEY: WRITE_KEY, WH_ENDPOINT: endpointOf(receiver) } });
+    const result = await runInProcess(["ingest", file], { cwd, env: { WH_WRITE_KEY: WRITE_KEY, WH_ENDPOINT: endpointOf(receiver) } });
 
     expect(result.code).toBe(0);
     expect(receiver.requests).toHaveLength(1);
@@ -124,7 +125,7 @@ describe("wh ingest", () => {
     const receiver = await server();
     const { cwd } = await ndjson([track(1), track(2), track(3)]);
     await writeFile(join(cwd, ".whrc.json"), JSON.stringify({ ingest: { endpoint: `${endpointOf(receiver)}/api`, writeKey: WRITE_KEY } }));
-    const result = await run(["ingest", "events.ndjson"], { cwd });
+    const result = await runInProcess(["ingest", "events.ndjson"], { cwd });
 
     expect(result.code).toBe(0);
     expect(receiver.requests.map((request) => request.path)).toEqual(["/api/v1/batch"]);
@@ -135,7 +136,7 @@ describe("wh ingest", () => {
 
   it("reads standard input with -", async () => {
     const receiver = await server();
-    const result = await run(["ingest", "-", "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-at", "2"], {
+    const result = await runInProcess(["ingest", "-", "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-at", "2"], {
       input: `${[track(1), track(2), track(3)].join("\n")}\n`,
     });
 
@@ -148,7 +149,7 @@ describe("wh ingest", () => {
   it("prints one JSON record per line with --json, the last a summary", async () => {
     const receiver = await server();
     const { cwd, file } = await ndjson([...fortyFive, "{oops"]);
-    const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--json"], { cwd });
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--json"], { cwd });
 
     expect(result.code).toBe(1);
     const records = lines(result.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -163,7 +164,7 @@ describe("wh ingest", () => {
   it("exits 1 and reports the batch when the endpoint answers 400", async () => {
     const receiver = await server({ replies: [400] });
     const { cwd, file } = await ndjson([track(1), track(2), track(3)]);
-    const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
 
     expect(result.code).toBe(1);
     expect(receiver.requests).toHaveLength(1);
@@ -175,7 +176,7 @@ describe("wh ingest", () => {
   it("logs analytics: lines on stderr with DEBUG=analytics, without the write key", async () => {
     const receiver = await server();
     const { cwd, file } = await ndjson([track(1), track(2)]);
-    const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd, env: { DEBUG: "analytics" } });
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd, env: { DEBUG: "analytics" } });
 
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^analytics: enqueue track /m);
@@ -189,7 +190,7 @@ describe("wh ingest", () => {
     it("exits 2 without a write key", async () => {
       const receiver = await server();
       const { cwd, file } = await ndjson([track(1)]);
-      const result = await run(["ingest", file, "--endpoint", endpointOf(receiver)], { cwd });
+      const result = await runInProcess(["ingest", file, "--endpoint", endpointOf(receiver)], { cwd });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/no write key/);
       expect(receiver.requests).toHaveLength(0);
@@ -197,7 +198,7 @@ describe("wh ingest", () => {
 
     it("exits 2 without an endpoint", async () => {
       const { cwd, file } = await ndjson([track(1)]);
-      const result = await run(["ingest", file, "--write-key", WRITE_KEY], { cwd });
+      const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY], { cwd });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/no ingestion endpoint/);
       expectNoWriteKey(result);
@@ -205,7 +206,7 @@ describe("wh ingest", () => {
 
     it("exits 2 with a relative endpoint", async () => {
       const { cwd, file } = await ndjson([track(1)]);
-      const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", "/v1"], { cwd });
+      const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", "/v1"], { cwd });
       expect(result.code).toBe(2);
       expectNoWriteKey(result);
     });
@@ -213,7 +214,7 @@ describe("wh ingest", () => {
     it("exits 2 with --flush-at 0", async () => {
       const receiver = await server();
       const { cwd, file } = await ndjson([track(1)]);
-      const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-at", "0"], { cwd });
+      const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-at", "0"], { cwd });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/--flush-at/);
       expect(receiver.requests).toHaveLength(0);
@@ -223,7 +224,7 @@ describe("wh ingest", () => {
     it("exits 2 with an unreadable --flush-after", async () => {
       const receiver = await server();
       const { cwd, file } = await ndjson([track(1)]);
-      const result = await run(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-after", "soon"], { cwd });
+      const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver), "--flush-after", "soon"], { cwd });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/--flush-after/);
       expect(receiver.requests).toHaveLength(0);

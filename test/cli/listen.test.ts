@@ -2,7 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type WhProcess } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type WhProcess } from "./run-wh.js";
 
 const SECRET = "listen-secret";
 
@@ -12,7 +13,7 @@ afterEach(async () => {
   // A test that failed half-way must not leave its receiver running.
   for (const wh of running.splice(0)) {
     if (wh.child.exitCode === null && wh.child.signalCode === null) {
-      wh.child.kill("SIGKILL");
+      wh.child.kill("SIGTERM");
       await wh.exited;
     }
   }
@@ -25,8 +26,8 @@ interface Listening {
 }
 
 /** Starts `wh listen --json ...` and waits for the record that gives its URL. */
-async function listen(args: readonly string[], options: Parameters<typeof startWh>[1] = {}): Promise<{ wh: WhProcess; url: string }> {
-  const wh = await startWh(["listen", "--port", "0", "--json", ...args], options);
+async function listen(args: readonly string[], options: Parameters<typeof startInProcess>[1] = {}): Promise<{ wh: WhProcess; url: string }> {
+  const wh = await startInProcess(["listen", "--port", "0", "--json", ...args], options);
   running.push(wh);
   const stdout = await wh.waitForStdout((text) => text.includes("\n"));
   const record = JSON.parse(stdout.slice(0, stdout.indexOf("\n"))) as Listening;
@@ -127,7 +128,7 @@ describe("wh listen", () => {
   });
 
   it("prints one human line per request without --json", async () => {
-    const wh = await startWh(["listen", "--port", "0", "--secret", SECRET]);
+    const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET]);
     running.push(wh);
     const stderr = await wh.waitForStderr((text) => /listening on http\S+/.test(text));
     const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
@@ -144,7 +145,7 @@ describe("wh listen", () => {
   });
 
   it("exits 2 on a --port that is not a port number", async () => {
-    const result = await run(["listen", "--port", "http"]);
+    const result = await runInProcess(["listen", "--port", "http"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--port");
   });
@@ -157,15 +158,15 @@ describe("wh send to wh listen, end to end", () => {
     const { wh, url } = await listen(["--secret", SECRET, "--out", out], { cwd });
 
     const track = ["send", "track", "--url", url, "--user-id", "u1", "--event", "Order Completed", "--prop", "total=99.5", "--message-id", "m-e2e", "--timestamp", "2026-11-21T10:30:08.276+01:00", "--retry-window", "1s"];
-    const dryRun = await run([...track, "--dry-run", "--json"], { env: { WH_SHARED_SECRET: SECRET } });
+    const dryRun = await runInProcess([...track, "--dry-run", "--json"], { env: { WH_SHARED_SECRET: SECRET } });
     expect(dryRun.code).toBe(0);
     const planned = JSON.parse(dryRun.stdout) as { body: string; signature: string };
-    const sent = await run([...track, "--json"], { env: { WH_SHARED_SECRET: SECRET } });
+    const sent = await runInProcess([...track, "--json"], { env: { WH_SHARED_SECRET: SECRET } });
     expect(sent.code).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ outcome: "delivered", deliveredTo: url, messageId: "m-e2e" });
     await waitForRecords(wh, 1);
 
-    const forged = await run(["send", "identify", "--url", url, "--user-id", "u2", "--secret", "wrong-secret", "--retry-window", "1s"]);
+    const forged = await runInProcess(["send", "identify", "--url", url, "--user-id", "u2", "--secret", "wrong-secret", "--retry-window", "1s"]);
     expect(forged.code).toBe(1);
     expect(`${forged.stdout}${forged.stderr}`).toContain("401");
     await waitForRecords(wh, 2);
@@ -183,9 +184,9 @@ describe("wh send to wh listen, end to end", () => {
     // The capture holds the very bytes that were signed, and the signature they came with.
     expect(captured[0]?.body).toBe(planned.body);
     expect(captured[0]?.headers["x-signature"]).toBe(planned.signature);
-    const verified = await run(["verify", "--secret", SECRET, "--signature", planned.signature], { input: captured[0]?.body });
+    const verified = await runInProcess(["verify", "--secret", SECRET, "--signature", planned.signature], { input: captured[0]?.body });
     expect(verified.code).toBe(0);
-    const table = await run(["verify", "--capture", out, "--secret", SECRET]);
+    const table = await runInProcess(["verify", "--capture", out, "--secret", SECRET]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^1\s+POST\s+\/\s+track\s+u1\s+valid$/m);
   });
@@ -229,7 +230,7 @@ describe("wh listen --forward-to", () => {
   });
 
   it("refuses a --forward-to that is not an http(s) URL", async () => {
-    const result = await run(["listen", "--forward-to", "localhost:3000"]);
+    const result = await runInProcess(["listen", "--forward-to", "localhost:3000"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--forward-to");
   });
@@ -254,31 +255,31 @@ describe("captures with headers", () => {
     expect(text).not.toContain("top-secret");
     expect(text).toContain('"authorization":"***"');
 
-    const verified = await run(["verify", "--capture", out, "--secret", SECRET], { cwd });
+    const verified = await runInProcess(["verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(verified.code).toBe(0);
     expect(lines(verified.stdout).slice(1).map((line) => line.split(/\s{2,}/).at(-1))).toEqual(["valid", "valid-batch", "batch-event: event 2 of 2 of a batch signed over its first event"]);
 
     const receiver = await target();
-    const replayed = await run(["replay", out, "--url", receiver.url, "--mode", "actions"], { cwd, env: { WH_SHARED_SECRET: SECRET } });
+    const replayed = await runInProcess(["replay", out, "--url", receiver.url, "--mode", "actions"], { cwd, env: { WH_SHARED_SECRET: SECRET } });
     expect(replayed.code).toBe(0);
     expect(receiver.requests.map((request) => (JSON.parse(request.body.toString("utf8")) as { event: string }).event).sort()).toEqual(["A", "B", "One"]);
 
     // A record whose body was changed, and a line that is no record: named, exit 1.
     const tampered = text.replace('\\"event\\":\\"One\\"', '\\"event\\":\\"Two\\"');
     await writeFile(out, `${tampered}not a record\n`);
-    const bad = await run(["verify", "--capture", out, "--secret", SECRET], { cwd });
+    const bad = await runInProcess(["verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/^1\s+POST\s+\/\s+track\s+u1\s+invalid: /m);
     expect(bad.stdout).toMatch(/^4\s+unreadable: not JSON/m);
     expect(bad.stderr).toContain("2 of 4 records verified; 2 did not");
-    const json = await run(["--json", "verify", "--capture", out, "--secret", SECRET], { cwd });
+    const json = await runInProcess(["--json", "verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(lines(json.stdout).map((line) => (JSON.parse(line) as { verdict: string }).verdict)).toEqual(["invalid", "valid-batch", "batch-event", "unreadable"]);
   });
 });
 
 describe("wh listen --ui beyond loopback", () => {
   it("puts a random token in the page's URL and refuses requests without it", async () => {
-    const wh = await startWh(["listen", "--port", "0", "--host", "0.0.0.0", "--ui", "--json"]);
+    const wh = await startInProcess(["listen", "--port", "0", "--host", "0.0.0.0", "--ui", "--json"]);
     running.push(wh);
     await wh.waitForStdout((text) => text.includes('"inspector"'));
     const record = JSON.parse(lines(wh.stdout())[0] as string) as { inspector: string };

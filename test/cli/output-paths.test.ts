@@ -221,9 +221,9 @@ async function runWithStdin(args: readonly string[], cwd: string, fd: number): P
   return { code, stderr };
 }
 
-/** runSigned, killed (and so failing the test) if it has not ended within `limitMs`. */
+/** runSigned, stopped (and so failing the test) if it has not ended within `limitMs`. */
 async function runWithin(args: readonly string[], cwd: string, limitMs: number): Promise<RunResult> {
   const wh = spawnSigned(args, { cwd });
-  const timer = setTimeout(() => wh.child.kill("SIGKILL"), limitMs);
+  const timer = setTimeout(() => wh.child.kill("SIGTERM"), limitMs);
   return wh.exited.finally(() => clearTimeout(timer));
 }

@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, STACK_TRACE, type RunResult, killedAfterEach } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult, killedAfterEach } from "./run-wh.js";
 
 /** Distinctive enough that any appearance in the output is a leak. */
 const LEAK = /LEAKED/;
@@ -25,7 +26,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
   it.each([[[]], [["--json"]]])("wh send --verbose %j masks a token used as the URL's user name, in the attempt lines and the result", async (flags) => {
     const receiver = await target();
     const url = receiver.url.replace("http://", "http://sk_live_LEAKED@");
-    const result = await run([...TRACK, "--verbose", "--url", url, ...flags]);
+    const result = await runInProcess([...TRACK, "--verbose", "--url", url, ...flags]);
     expect(result.code, result.stderr).toBe(0);
     expectNoLeak(result);
     expect(`${result.stdout}${result.stderr}`).toContain(receiver.url.replace("http://", "http://***@"));
@@ -39,7 +40,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
   ])("wh send to a URL with %s neither crashes nor leaks", async (_case, query) => {
     const receiver = await target();
     for (const flags of [[], ["--json"]]) {
-      const result = await run([...TRACK, "--verbose", "--url", `${receiver.url}${query}`, ...flags]);
+      const result = await runInProcess([...TRACK, "--verbose", "--url", `${receiver.url}${query}`, ...flags]);
       expect(result.code, result.stderr).toBe(0);
       expectNoLeak(result);
       expect(`${result.stdout}${result.stderr}`).toContain("token=***");
@@ -49,7 +50,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
 
   it.each([[[]], [["--json"]]])("wh ingest %j names a bad --endpoint without its password", async (flags) => {
     for (const endpoint of ["ftp://user:pa55LEAKED@x/", "http://user:pa55LEAKED@", "http://sk_LEAKED@"]) {
-      const result = await run([...flags, "ingest", "--endpoint", endpoint, "--write-key", "wk", "-"]);
+      const result = await runInProcess([...flags, "ingest", "--endpoint", endpoint, "--write-key", "wk", "-"]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain("--endpoint");
       expectNoLeak(result);
@@ -59,7 +60,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
   it("wh listen --out masks X-Auth-Token and a query token in the capture and the output, keeps X-Signature, and the capture still verifies", async () => {
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
-    const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
+    const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
     running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const body = '{"version":1,"type":"track","userId":"u1","event":"E","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
@@ -79,7 +80,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
     expect(capture).not.toMatch(LEAK);
     const record = JSON.parse(capture) as { path: string; headers: Record<string, string>; body: string };
     expect(record).toMatchObject({ path: "/hook?token=***&x=1", body, headers: { "x-auth-token": "***", cookie: "***", "x-signature": hmacHex(SECRET, body) } });
-    const verified = await run(["verify", "--capture", out, "--secret", SECRET], { cwd });
+    const verified = await runInProcess(["verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(verified.code, verified.stdout).toBe(0);
   });
 
@@ -87,7 +88,7 @@ describe("secrets in URLs and headers are masked in every output and capture", (
     const app = await target();
     await app.close();
     const forwardTo = app.url.replace("http://", "http://user:pa55LEAKED@");
-    const wh = await startWh(["listen", "--port", "0", "--forward-to", forwardTo, "--json"]);
+    const wh = await startInProcess(["listen", "--port", "0", "--forward-to", forwardTo, "--json"]);
     running(wh);
     const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
     const answer = await fetch(url, { method: "POST", body: '{"type":"track","userId":"u1","event":"E"}', headers: { "content-type": "application/json" } });

@@ -5,7 +5,8 @@ import { ingestFlags, replayFlags } from "../../src/cli/flags/tables.js";
 import { resumeCommand } from "../../src/cli/resume-hint.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { manyEvents, spawnSigned } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, run, type WhProcess } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // The command printed to resume a run repeats every flag that decides what it reads, where and
 // how it delivers, and where it records. These tests spawn bin/wh.cjs (dist/).
@@ -23,7 +24,7 @@ const NOT_REPEATED = new Set([
 
 /** The long flags a command's --help lists under Options, and whether each takes a value. */
 async function optionsOf(command: string): Promise<{ flag: string; takesValue: boolean }[]> {
-  const help = (await run([command, "--help"])).stdout;
+  const help = (await runInProcess([command, "--help"])).stdout;
   const section = help.slice(help.indexOf("Options:"), help.indexOf("\n\n", help.indexOf("Options:")));
   return [...section.matchAll(/^\s+(?:-\w, )?(--[a-z][a-z-]*)( <[^>]+>)?/gm)].map((match) => ({ flag: match[1] as string, takesValue: match[2] !== undefined }));
 }

@@ -131,7 +131,8 @@ export function killedAfterEach(): <P extends WhProcess>(wh: P) => P {
   const running: WhProcess[] = [];
   afterEach(async () => {
     for (const wh of running.splice(0)) {
-      if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill("SIGKILL");
+      // In-process (its pid is this one's) a clean stop is all there is.
+      if (wh.child.exitCode === null && wh.child.signalCode === null) wh.child.kill(wh.child.pid === process.pid ? "SIGTERM" : "SIGKILL");
       await wh.exited;
     }
   });

@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordingServer } from "../helpers/recording-server.js";
-import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, startWh, type RunResult } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
 /** Distinctive enough that any appearance in the output is a leak. */
 const SECRET = "TOPSECRET-wh-1234";
@@ -64,7 +65,7 @@ describe("the shared secret never appears in wh's output", () => {
     ] as const)("in %s", async (_name, replies, extra) => {
       await restartServer([...replies]);
       const { args, env, cwd } = await setup();
-      const result = await run([...TRACK, "--url", server.url, "--header", `Authorization: Bearer ${TOKEN}`, ...args, ...extra], { env, cwd });
+      const result = await runInProcess([...TRACK, "--url", server.url, "--header", `Authorization: Bearer ${TOKEN}`, ...args, ...extra], { env, cwd });
       expect(result.code).toBe(replies[0] === 200 ? 0 : 1);
       expectNoLeak(result);
       for (const request of server.requests) {
@@ -77,13 +78,13 @@ describe("the shared secret never appears in wh's output", () => {
   it("in a send that cannot connect", async () => {
     const url = server.url;
     await server.close();
-    const result = await run([...TRACK, "--url", url, "--secret", SECRET]);
+    const result = await runInProcess([...TRACK, "--url", url, "--secret", SECRET]);
     expect(result.code).toBe(1);
     expectNoLeak(result);
   });
 
   it("in a send refused for an invalid message", async () => {
-    const result = await run(["send", "track", "--user-id", "u1", "--url", server.url, "--secret", SECRET]);
+    const result = await runInProcess(["send", "track", "--user-id", "u1", "--url", server.url, "--secret", SECRET]);
     expect(result.code).toBe(2);
     expectNoLeak(result);
   });
@@ -93,10 +94,10 @@ describe("the shared secret never appears in wh's output", () => {
     const url = new URL(server.url);
     url.username = "user";
     url.password = SECRET;
-    const human = await run([...TRACK, "--url", url.href]);
+    const human = await runInProcess([...TRACK, "--url", url.href]);
     expect(human.code).toBe(1);
     expectNoLeak(human);
-    const json = await run([...TRACK, "--json", "--url", url.href]);
+    const json = await runInProcess([...TRACK, "--json", "--url", url.href]);
     expect(json.code).toBe(1);
     expectNoLeak(json);
   });
@@ -104,7 +105,7 @@ describe("the shared secret never appears in wh's output", () => {
   it("in wh config show and config show --json, with the secret from the file or the environment", async () => {
     const cwd = await makeTempDir();
     await writeFile(join(cwd, ".whrc.json"), JSON.stringify({ webhooks: [{ url: "https://hooks.example.com/wh", headers: { Authorization: `Bearer ${TOKEN}` } }], sharedSecret: SECRET }));
-    const runs = [{}, { WH_SHARED_SECRET: `${SECRET}-env` }].flatMap((env) => [[], ["--json"]].map((extra) => run(["config", "show", ...extra], { cwd, env })));
+    const runs = [{}, { WH_SHARED_SECRET: `${SECRET}-env` }].flatMap((env) => [[], ["--json"]].map((extra) => runInProcess(["config", "show", ...extra], { cwd, env })));
     for (const result of await Promise.all(runs)) {
       expect(result.code).toBe(0);
       expect(result.stdout).toContain("***");
@@ -113,7 +114,7 @@ describe("the shared secret never appears in wh's output", () => {
   });
 
   it("in wh config validate on a valid file", async () => {
-    const result = await run(["config", "validate", "--config", join(FIXTURES, "config", "valid.whrc.json")]);
+    const result = await runInProcess(["config", "validate", "--config", join(FIXTURES, "config", "valid.whrc.json")]);
     expect(result.code).toBe(0);
     expectNoLeak(result);
   });
@@ -124,7 +125,7 @@ describe("the shared secret never appears in wh's output", () => {
       join(cwd, ".whrc.json"),
       JSON.stringify({ webhooks: [{ url: "ftp://x", headers: { Authorization: `Bearer ${TOKEN}`, Host: SECRET } }], sharedSecret: SECRET, sharedSecrets: SECRET }),
     );
-    for (const result of await Promise.all([TRACK, ["config", "validate"], ["config", "show"]].map((argv) => run(argv, { cwd })))) {
+    for (const result of await Promise.all([TRACK, ["config", "validate"], ["config", "show"]].map((argv) => runInProcess(argv, { cwd })))) {
       expect(result.code).toBe(2);
       expectNoLeak(result);
     }
@@ -133,7 +134,7 @@ describe("the shared secret never appears in wh's output", () => {
   it("in the error for a config file that is not valid JSON", async () => {
     const file = join(FIXTURES, "config", "invalid-syntax.whrc.json");
     for (const argv of [[...TRACK, "--config", file], ["config", "validate", "--config", file]]) {
-      const result = await run(argv);
+      const result = await runInProcess(argv);
       expect(result.code).toBe(2);
       expectNoLeak(result);
     }
@@ -150,7 +151,7 @@ describe("the shared secret never appears in wh's output", () => {
       ["zz", body, 1],
     ] as const;
     const runs = cases.flatMap(([sig, input, code]) =>
-      [[], ["--explain"], ["--json", "--explain"]].map(async (extra) => ({ code, result: await run(["verify", "--secret", SECRET, "--signature", sig, ...extra], { input }) })),
+      [[], ["--explain"], ["--json", "--explain"]].map(async (extra) => ({ code, result: await runInProcess(["verify", "--secret", SECRET, "--signature", sig, ...extra], { input }) })),
     );
     for (const { code, result } of await Promise.all(runs)) {
       expect(result.code).toBe(code);
@@ -159,13 +160,13 @@ describe("the shared secret never appears in wh's output", () => {
   });
 
   it("in wh sign", async () => {
-    const result = await run(["sign", "--json", "--secret", SECRET], { input: "{}" });
+    const result = await runInProcess(["sign", "--json", "--secret", SECRET], { input: "{}" });
     expect(result.code).toBe(0);
     expectNoLeak(result);
   });
 
   it.each([[[]], [["--json"]]])("in a wh listen run %j", async (extra) => {
-    const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, ...extra]);
+    const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET, ...extra]);
     try {
       if (extra.length > 0) await wh.waitForStdout((text) => text.includes("\n"));
       else await wh.waitForStderr((text) => /listening on http\S+/.test(text));
@@ -185,12 +186,12 @@ describe("the shared secret never appears in wh's output", () => {
   });
 
   it("in wh send delivered to wh listen", async () => {
-    const wh = await startWh(["listen", "--port", "0", "--json"], { env: { WH_SHARED_SECRET: SECRET } });
+    const wh = await startInProcess(["listen", "--port", "0", "--json"], { env: { WH_SHARED_SECRET: SECRET } });
     let sent: RunResult;
     try {
       const first = await wh.waitForStdout((text) => text.includes("\n"));
       const { listening } = JSON.parse(first.slice(0, first.indexOf("\n"))) as { listening: string };
-      sent = await run([...TRACK, "--url", listening], { env: { WH_SHARED_SECRET: SECRET } });
+      sent = await runInProcess([...TRACK, "--url", listening], { env: { WH_SHARED_SECRET: SECRET } });
       await wh.waitForStdout((text) => lines(text).length >= 2 && text.endsWith("\n"));
     } finally {
       wh.child.kill("SIGINT");

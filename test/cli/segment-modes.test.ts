@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { readNdjson, SECRET } from "./replay-helpers.js";
-import { FIXTURES, makeTempDir, removeTempDirs, run, startWh, type RunOptions } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { FIXTURES, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
 // Issue 10: real Segment events in, the classic and the Actions destination out, batches.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -13,7 +14,7 @@ import { FIXTURES, makeTempDir, removeTempDirs, run, startWh, type RunOptions } 
 const server = closedAfterEach();
 afterAll(removeTempDirs);
 
-const signed = (args: string[], options: RunOptions = {}) => run(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+const signed = (args: string[], options: RunOptions = {}) => runInProcess(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
 const hmac = (text: string): string => createHmac("sha1", SECRET).update(text).digest("hex");
 const EVENTS = readFileSync(join(FIXTURES, "segment-events.ndjson"), "utf8");
 
@@ -138,7 +139,7 @@ describe("verify and listen understand batches", () => {
   });
 
   it("wh listen shows a batch delivered by wh replay as verified, first event signed", async () => {
-    const listen = await startWh(["listen", "--secret", SECRET]);
+    const listen = await startInProcess(["listen", "--secret", SECRET]);
     const url = (await listen.waitForStderr((text) => /listening on http/.test(text))).match(/listening on (\S+)/)?.[1] as string;
     const dir = await eventsDir(many(4, 2));
     const result = await signed(["replay", "events.ndjson", "--url", url, "--mode", "actions", "--batch-size", "4"], { cwd: dir });
@@ -156,7 +157,7 @@ describe("wh ingest and the HTTP API's batch context", () => {
     const dir = await makeTempDir();
     const line = { batch: [{ type: "track", userId: "u1", event: "A", context: { locale: "fr-FR" } }, { type: "identify", userId: "u2" }], context: { ip: "203.0.113.9", locale: "en-US" } };
     await writeFile(join(dir, "events.ndjson"), `${JSON.stringify(line)}\n`);
-    const result = await run(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
+    const result = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     const sent = receiver.requests.flatMap((request) => (JSON.parse(request.body.toString("utf8")) as { batch: Record<string, unknown>[] }).batch);
     expect(sent[0]?.context).toMatchObject({ ip: "203.0.113.9", locale: "fr-FR", library: { name: "wh" } });
@@ -172,11 +173,11 @@ describe("the mode per source", () => {
       join(dir, ".whrc.json"),
       JSON.stringify({ sources: { web: { webhooks: [{ url: receiver.url }], sharedSecret: SECRET, mode: "actions", method: "PATCH", batchSize: 2 }, legacy: { webhooks: [{ url: receiver.url }] } } }),
     );
-    const result = await run(["replay", "events.ndjson", "--source", "web", "--concurrency", "1"], { cwd: dir });
+    const result = await runInProcess(["replay", "events.ndjson", "--source", "web", "--concurrency", "1"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     expect(receiver.requests.map((request) => request.method)).toEqual(["PATCH", "PATCH"]);
     for (const request of receiver.requests) expect(segmentVerifies(request)).toBe(true);
-    const invalid = await run(["config", "validate"], { cwd: dir });
+    const invalid = await runInProcess(["config", "validate"], { cwd: dir });
     expect(invalid.code).toBe(0);
   });
 

@@ -318,7 +318,7 @@ describe("wh send: delivery outcomes", () => {
     await server.close();
     server = await startRecordingServer({ replies: [503] });
     const wh = await startInProcess(["send", "track", "--url", server.url, "--secret", SECRET, "--user-id", "u1", "--event", "E", "--retry-window", "1h"]);
-    const guard = setTimeout(() => wh.child.kill("SIGKILL"), 20_000); // never leave it retrying for an hour
+    const guard = setTimeout(() => wh.child.kill("SIGTERM"), 20_000); // never leave it retrying for an hour
     let result;
     try {
       await wh.waitForStderr((text) => text.includes("retrying in"));

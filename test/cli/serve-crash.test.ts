@@ -1,10 +1,11 @@
+// Spawned: kill -9 and restarts are the process's; the spool's files survive them.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
-import { makeTempDir, removeTempDirs } from "./run-wh.js";
+import { makeTempDir, removeTempDirs, spawnWh } from "./run-wh.js";
 import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "./serve-helpers.js";
 
 const receiver = closedAfterEach();
@@ -17,7 +18,7 @@ afterAll(async () => {
 });
 
 async function serve(args: readonly string[], cwd: string): Promise<ServeProcess> {
-  const process = await startServe(args, { cwd });
+  const process = await startServe(args, { cwd }, spawnWh);
   running.push(process);
   return process;
 }

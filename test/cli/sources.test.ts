@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, type RunResult } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRETS = { web: "s-web-8f2a", ios: "s-ios-41c7", old: "s-old-d09e" } as const;
@@ -37,7 +38,7 @@ async function withConfig(config: Record<string, unknown>): Promise<string> {
 }
 
 async function wh(args: readonly string[], config: Record<string, unknown> = threeSources()): Promise<RunResult> {
-  return run(args, { cwd: await withConfig(config) });
+  return runInProcess(args, { cwd: await withConfig(config) });
 }
 
 function expectExit(result: RunResult, code: number): void {
@@ -173,7 +174,7 @@ describe("--source for other commands", () => {
   it("syncs an audience for the source --source names", async () => {
     const dir = await withConfig(threeSources());
     await writeFile(join(dir, "members.txt"), "u1\n");
-    const result = await run(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json", "--source", "ios"], { cwd: dir });
+    const result = await runInProcess(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json", "--source", "ios"], { cwd: dir });
     expectExit(result, 0);
     const request = onlyRequest(ios);
     expect(request.headers["x-signature"]).toBe(hmacHex(SECRETS.ios, request.body));
@@ -185,7 +186,7 @@ describe("--source for other commands", () => {
   it("asks for --source in an audience sync when several sources are configured, and records nothing", async () => {
     const dir = await withConfig(threeSources());
     await writeFile(join(dir, "members.txt"), "u1\n");
-    const result = await run(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json"], { cwd: dir });
+    const result = await runInProcess(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json"], { cwd: dir });
     expectExit(result, 2);
     expect(result.stderr).toContain("--source");
     expect(web.requests.length + ios.requests.length + old.requests.length).toBe(0);
@@ -195,10 +196,10 @@ describe("--source for other commands", () => {
     const dir = await withConfig(threeSources());
     const body = '{"type":"track","event":"x"}';
     await writeFile(join(dir, "body.json"), body);
-    const result = await run(["sign", "--source", "ios", "body.json"], { cwd: dir });
+    const result = await runInProcess(["sign", "--source", "ios", "body.json"], { cwd: dir });
     expectExit(result, 0);
     expect(result.stdout.trim()).toBe(hmacHex(SECRETS.ios, body));
-    const webResult = await run(["sign", "--source", "web", "body.json"], { cwd: dir });
+    const webResult = await runInProcess(["sign", "--source", "web", "body.json"], { cwd: dir });
     expectExit(webResult, 0);
     expect(webResult.stdout.trim()).toBe(hmacHex(SECRETS.web, body));
   });
@@ -206,7 +207,7 @@ describe("--source for other commands", () => {
   it("refuses an unknown --source in wh sign with exit 2, naming the sources", async () => {
     const dir = await withConfig(threeSources());
     await writeFile(join(dir, "body.json"), "{}");
-    const result = await run(["sign", "--source", "nope", "body.json"], { cwd: dir });
+    const result = await runInProcess(["sign", "--source", "nope", "body.json"], { cwd: dir });
     expectExit(result, 2);
     expect(result.stdout).toBe("");
     for (const name of ["web", "ios", "old"]) expect(result.stderr).toContain(name);
@@ -215,7 +216,7 @@ describe("--source for other commands", () => {
   it("refuses --source in wh sign when the config defines no sources, instead of signing with the flat secret", async () => {
     const dir = await withConfig({ webhooks: [{ url: web.url }], sharedSecret: SECRETS.web });
     await writeFile(join(dir, "body.json"), "{}");
-    const result = await run(["sign", "--source", "nope", "body.json"], { cwd: dir });
+    const result = await runInProcess(["sign", "--source", "nope", "body.json"], { cwd: dir });
     expectExit(result, 2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("nope");

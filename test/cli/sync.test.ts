@@ -2,7 +2,8 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE, startWh, type RunResult } from "./run-wh.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 
 const SECRET = "s3cret-sync";
 const AUDIENCE = "High-Value Users (EU)";
@@ -98,9 +99,9 @@ async function workspace() {
     statePath,
     write: (name: string, text: string | Buffer) => writeFile(join(dir, name), text),
     audience: (server: RecordingServer, extra: readonly string[] = [], name = AUDIENCE): Promise<RunResult> =>
-      run(["audience", "sync", name, "--members", "members.txt", "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
+      runInProcess(["audience", "sync", name, "--members", "members.txt", "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
     traits: (server: RecordingServer, file: string, extra: readonly string[] = []): Promise<RunResult> =>
-      run(["traits", "sync", LTV, "--values", file, "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
+      runInProcess(["traits", "sync", LTV, "--values", file, "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
   };
 }
 
@@ -171,7 +172,7 @@ describe("wh audience sync: the first sync", () => {
     const server = await receiver();
     const dir = await makeTempDir();
     await writeFile(join(dir, "members.txt"), members("u1"));
-    const result = await run(["audience", "sync", AUDIENCE, "--members", "members.txt", "--url", server.url], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
+    const result = await runInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--url", server.url], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
     expectExit(result, 0);
     expect(await stateValues(join(dir, `${AUDIENCE_TRAIT}.wh-state.json`))).toEqual(trueFor(["u1"]));
   });
@@ -308,7 +309,7 @@ describe("wh audience sync: an interrupted sync", () => {
     });
     const ws = await workspace();
     await ws.write("members.txt", members(...all));
-    const wh = await startWh(["audience", "sync", AUDIENCE, "--members", "members.txt", "--state", "state.json", "--url", slow.url, "--concurrency", "4"], {
+    const wh = await startInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--state", "state.json", "--url", slow.url, "--concurrency", "4"], {
       cwd: ws.dir,
       env: { WH_SHARED_SECRET: SECRET },
     });

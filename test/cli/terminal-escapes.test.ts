@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs, spawnWh, startWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
+import { startInProcess } from "../helpers/in-process.js";
+import { lines, makeTempDir, removeTempDirs, spawnWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
 import { eventually, post, SECRET } from "./serve-helpers.js";
 
 /** An OSC window title, a clear screen, an 8-bit CSI and an 8-bit OSC: what a hostile sender puts in a field. */
@@ -34,7 +35,7 @@ describe("text from senders on the terminal", () => {
   const target = closedAfterEach();
 
   it.each([[[]], [["--json"]]])("wh listen %j prints a userId and event holding escape sequences inert", async (flags) => {
-    const wh = await startWh(["listen", "--port", "0", ...flags]);
+    const wh = await startInProcess(["listen", "--port", "0", ...flags]);
     running(wh);
     const url = /listening on (\S+)/.exec(await wh.waitForStderr((text) => text.includes("listening on ")))?.[1] as string;
     const body = JSON.stringify({ type: "track", userId: ATTACK, event: `Order${ATTACK}`, messageId: ATTACK });

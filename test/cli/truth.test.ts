@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { bodyOf, readNdjson, SECRET, trackLine } from "./replay-helpers.js";
-import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, run, spawnWh, type RunOptions } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, spawnWh, type RunOptions } from "./run-wh.js";
 
 // Issue 9: a CLI that tells the truth. Spawned CLI against real servers on 127.0.0.1.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -16,7 +17,7 @@ import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, run, spawnWh, type
 const server = closedAfterEach();
 afterAll(removeTempDirs);
 
-const signed = (args: string[], options: RunOptions = {}) => run(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
+const signed = (args: string[], options: RunOptions = {}) => runInProcess(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
 const tls = (name: string): string => readFileSync(join(FIXTURES, "tls", name), "utf8");
 
 describe("the receiver's answer is shown", () => {
@@ -125,7 +126,7 @@ describe("ambiguous input is refused", () => {
     await writeFile(join(dir, "secret.txt"), `\uFEFF${SECRET}\n`);
     await writeFile(join(dir, "data.json"), `\uFEFF{"userId":"u1","event":"E"}`);
     await writeFile(join(dir, ".whrc.json"), `\uFEFF${JSON.stringify({ webhooks: [{ url: receiver.url }] })}`);
-    const result = await run(["send", "track", "--data", "@data.json", "--secret-file", "secret.txt"], { cwd: dir });
+    const result = await runInProcess(["send", "track", "--data", "@data.json", "--secret-file", "secret.txt"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     const request = receiver.requests[0];
     expect(request?.headers["x-signature"]).toBe(hmacHex(SECRET, request?.body ?? ""));
@@ -135,7 +136,7 @@ describe("ambiguous input is refused", () => {
 describe("it says what it did not do", () => {
   it("prints one notice when requests go unsigned", async () => {
     const receiver = await server();
-    const result = await run(["send", "track", "--user-id", "u1", "--event", "E", "--url", receiver.url]);
+    const result = await runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", receiver.url]);
     expect(result.code).toBe(0);
     expect(result.stderr.match(/no shared secret: requests are sent unsigned/g)).toHaveLength(1);
     expect(receiver.requests[0]?.headers["x-signature"]).toBeUndefined();
@@ -152,7 +153,7 @@ describe("it says what it did not do", () => {
   it("shows the message of a wh.config.js that throws", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "wh.config.js"), 'throw new Error("WEBHOOK_URL is not set");\n');
-    const result = await run(["config", "show"], { cwd: dir });
+    const result = await runInProcess(["config", "show"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/wh\.config\.js:\n {2}threw Error: WEBHOOK_URL is not set/);
   });
@@ -267,7 +268,7 @@ describe("proxies", () => {
 
 describe("exit codes and machine output", () => {
   it("exits 2 for wh with no command, and for a message send refuses", async () => {
-    expect((await run([])).code).toBe(2);
+    expect((await runInProcess([])).code).toBe(2);
     const refused = await signed(["send", "track", "--user-id", "u1", "--url", "http://127.0.0.1:9/"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/invalid track message: You must pass 'event'\./);
@@ -276,7 +277,7 @@ describe("exit codes and machine output", () => {
   it("puts one JSON error object on stdout with --json", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "bad.json"), JSON.stringify({ webhooks: [{ url: "nope" }] }));
-    const result = await run(["config", "validate", "--config", "bad.json", "--json"], { cwd: dir });
+    const result = await runInProcess(["config", "validate", "--config", "bad.json", "--json"], { cwd: dir });
     expect(result.code).toBe(2);
     const lines = result.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -287,7 +288,7 @@ describe("exit codes and machine output", () => {
     const receiver = await server();
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${JSON.stringify({ type: "page", userId: "u1", properties: { url: 5 } })}\n${JSON.stringify({ userId: "u1" })}\n`);
-    const result = await run(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
+    const result = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/line 1: properties\.url: Invalid input: expected string, received number/);
     expect(result.stderr).toMatch(/line 2: missing type/);
@@ -315,7 +316,7 @@ describe("shell completion", () => {
     expect(result.stdout).toMatch(/2:(--concurrency --config|--config --concurrency)\n/);
     expect(result.stdout).toContain("3:--members");
     expect(result.stdout).toMatch(/4:(web ios|ios web)/);
-    for (const shell of ["zsh", "fish"]) expect((await run(["completion", shell])).stdout).toMatch(/wh/);
-    expect((await run(["completion", "tcsh"])).code).toBe(2);
+    for (const shell of ["zsh", "fish"]) expect((await runInProcess(["completion", shell])).stdout).toMatch(/wh/);
+    expect((await runInProcess(["completion", "tcsh"])).code).toBe(2);
   });
 });

@@ -2,6 +2,9 @@ import { runMain } from "../../src/cli/run-main.js";
 import { cleanEnv, makeTempDir, type RunOptions, type RunResult, type WhChild, type WhProcess } from "../cli/run-wh.js";
 import { testIo } from "./test-io.js";
 
+/** The signals whose first arrival stops a run cleanly: in-process, the io's interrupt. */
+const STOPPING = new Set<NodeJS.Signals>(["SIGINT", "SIGTERM", "SIGHUP"]);
+
 /**
  * The in-process twin of spawnWh: runMain against an in-memory io, against src/ (no build), under
  * coverage. Its `child.kill(…)` is the first Ctrl-C whatever the signal: what a second Ctrl-C,
@@ -14,7 +17,9 @@ export function inProcess(args: readonly string[], options: RunOptions & { cwd: 
     exitCode: null,
     signalCode: null,
     pid: process.pid,
-    kill: () => {
+    kill: (signal = "SIGTERM") => {
+      // A test that means a crash (kill -9) or a paused process must spawn wh.
+      if (!STOPPING.has(signal)) throw new Error(`wh in-process cannot take ${signal}: spawn it (spawnWh)`);
       test.interrupt();
       return true;
     },

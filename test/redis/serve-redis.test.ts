@@ -2,7 +2,8 @@ import { Analytics } from "@segment/analytics-node";
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs, run } from "../cli/run-wh.js";
+import { inProcess } from "../helpers/in-process.js";
+import { lines, makeTempDir, removeTempDirs, run, spawnWh, type Launch } from "../cli/run-wh.js";
 import { basic, eventually, post, SECRET, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
 import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
 
@@ -28,8 +29,9 @@ function freshQueue(): string {
   return `${redis.url}/${queue}`;
 }
 
-async function serve(args: readonly string[]): Promise<ServeProcess> {
-  const process = await startServe(args, { cwd: await makeTempDir() });
+/** wh serve in a fresh directory: in-process, unless `launch` is spawnWh (to kill -9 it). */
+async function serve(args: readonly string[], launch: Launch = inProcess): Promise<ServeProcess> {
+  const process = await startServe(args, { cwd: await makeTempDir() }, launch);
   running.push(process);
   return process;
 }
@@ -79,7 +81,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const url = freshQueue();
     const hook = await receiver({ replies: () => ({ status: 200, delayMs: 2 }) });
     const args = ["--queue", url, "--partitions", "16", "--url", hook.url, "--concurrency", "4"];
-    const [a, b, c] = [await serve(args), await serve(args), await serve(args)];
+    const [a, b, c] = [await serve(args), await serve(args), await serve(args, spawnWh)];
     // The three share the 16 partitions: each at most ceil(16 / 3) = 6, none left out.
     const owners = async (processes = [a, b, c]): Promise<number[][]> =>
       Promise.all(processes.map(async (process) => ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned));
