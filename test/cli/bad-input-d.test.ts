@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs, run, STACK_TRACE, type RunOptions, type RunResult } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs, STACK_TRACE, type RunOptions, type RunResult } from "./run-wh.js";
 import { startServe } from "./serve-helpers.js";
 
 // Addresses, queue URLs and sources that cannot work: usage or config errors (exit 2) naming the
@@ -19,7 +20,7 @@ async function withConfig(config: unknown): Promise<string> {
 }
 
 async function expectUsageError(args: readonly string[], message: RegExp, options: RunOptions = {}): Promise<RunResult> {
-  const result = await run(args, options);
+  const result = await runInProcess(args, options);
   expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(2);
   expect(result.stderr).toMatch(message);
   expect(result.stderr).not.toMatch(STACK_TRACE);
@@ -113,7 +114,7 @@ describe("sources that would misroute or cannot be reached", () => {
 
   it("passes a source without a writeKey in wh config validate: wh send --source and delete need none", async () => {
     const cwd = await withConfig({ sources: { web: { writeKey: "wk-web", webhooks: [{ url: "https://a.example.com/hook" }] }, ios: { webhooks: [{ url: "https://b.example.com/hook" }] } } });
-    const result = await run(["config", "validate"], { cwd });
+    const result = await runInProcess(["config", "validate"], { cwd });
     expect(result.code, result.stderr).toBe(0);
   });
 });

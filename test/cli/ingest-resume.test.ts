@@ -2,8 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startRecordingServer, type RecordedRequest, type RecordingServer, type RecordingServerOptions } from "../helpers/recording-server.js";
-import { runInProcess } from "../helpers/in-process.js";
-import { makeTempDir, removeTempDirs, spawnWh } from "./run-wh.js";
+import { inProcess, runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs } from "./run-wh.js";
 
 // wh ingest keeps replay's promises: dead letters per message, Ctrl-C within the grace period
 // even while batches wait to retry, and --resume. These tests spawn bin/wh.cjs (dist/).
@@ -61,7 +61,7 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     const cwd = await input(25);
     let failing = true;
     const receiver = await server({ replies: () => (failing ? { status: 503, headers: { "Retry-After": "120" } } : 200) });
-    const wh = spawnWh(ingest(receiver), { cwd });
+    const wh = inProcess(ingest(receiver), { cwd });
     await wh.waitForStderr((stderr) => /retrying in/.test(stderr));
     const stoppedAt = Date.now();
     wh.child.kill("SIGINT");
@@ -84,14 +84,14 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
 
   it("after an interrupted run, a --resume sends only the lines not finished, and a second --resume says it is complete", async () => {
     const cwd = await input(40);
-    let wh: ReturnType<typeof spawnWh> | undefined;
+    let wh: ReturnType<typeof inProcess> | undefined;
     const receiver = await server({
       replies: (_request, index) => {
         if (index === 1) wh?.child.kill("SIGINT");
         return { status: 200, delayMs: 50 };
       },
     });
-    wh = spawnWh(ingest(receiver, ["--flush-after", "50ms"]), { cwd });
+    wh = inProcess(ingest(receiver, ["--flush-after", "50ms"]), { cwd });
     const first = await wh.exited;
     expect(first.code, first.stderr).toBe(130);
     const sentFirst = received(receiver);
@@ -110,14 +110,14 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
 
   it("refuses --resume when the input changed, before sending anything", async () => {
     const cwd = await input(30);
-    let wh: ReturnType<typeof spawnWh> | undefined;
+    let wh: ReturnType<typeof inProcess> | undefined;
     const receiver = await server({
       replies: (_request, index) => {
         if (index === 0) wh?.child.kill("SIGINT");
         return { status: 200, delayMs: 30 };
       },
     });
-    wh = spawnWh(ingest(receiver), { cwd });
+    wh = inProcess(ingest(receiver), { cwd });
     expect((await wh.exited).code).toBe(130);
     const before = receiver.requests.length;
     await writeFile(join(cwd, "events.ndjson"), `${Array.from({ length: 30 }, (_, index) => track(index + 100)).join("\n")}\n`);

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { mountTmpfs } from "../helpers/tmpfs.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, startWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
+import { startInProcess } from "../helpers/in-process.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
 
 const SECRET = "capture-secret";
 
@@ -25,7 +26,7 @@ async function post(url: string, text: string): Promise<number> {
 }
 
 async function listen(out: string, cwd: string): Promise<{ wh: WhProcess; url: string }> {
-  const wh = await startWh(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
+  const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET, "--out", out, "--json"], { cwd });
   running(wh);
   const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0] as string) as { listening: string }).listening;
   return { wh, url };

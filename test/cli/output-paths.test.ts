@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, run, type RunResult } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { BIN, cleanEnv, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
 // Every file a run writes is checked before the first request: exit 2 naming the path and the
 // reason, nothing sent. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -98,7 +99,7 @@ describe("wh listen --out", () => {
     const dir = await makeTempDir();
     const path = await place(dir);
 
-    const result = await run(["listen", "--out", path], { cwd: dir });
+    const result = await runInProcess(["listen", "--out", path], { cwd: dir });
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(path);

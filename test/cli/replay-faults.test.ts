@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs, run, type WhProcess } from "./run-wh.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // A write that fails mid-run, poison lines, malformed answers, Retry-After storms and the exit
 // code of a resumed run. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -135,7 +136,7 @@ describe("poison lines are invalid lines, never crashes", () => {
     const receiver = await server();
 
     const sent = await runSigned(["send", "track", "--data", "@deep.json", "--url", receiver.url], { cwd: dir });
-    const ingested = await run(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
+    const ingested = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
 
     expect(sent.code).toBe(2);
     expect(sent.stderr).toMatch(/--data: nested deeper than 256 levels/);

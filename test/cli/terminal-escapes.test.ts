@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { startInProcess } from "../helpers/in-process.js";
-import { lines, makeTempDir, removeTempDirs, spawnWh, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
+import { inProcess, startInProcess } from "../helpers/in-process.js";
+import { lines, makeTempDir, removeTempDirs, STACK_TRACE, type WhProcess, killedAfterEach } from "./run-wh.js";
 import { eventually, post, SECRET } from "./serve-helpers.js";
 
 /** An OSC window title, a clear screen, an 8-bit CSI and an 8-bit OSC: what a hostile sender puts in a field. */
@@ -49,7 +49,7 @@ describe("text from senders on the terminal", () => {
 
   it.each([[[]], [["--json"]]])("wh serve %j prints a messageId and userId holding escape sequences inert", async (flags) => {
     const hook = await target();
-    const wh = spawnWh([...flags, "serve", "--port", "0", "--url", hook.url, "--verbose"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
+    const wh = inProcess([...flags, "serve", "--port", "0", "--url", hook.url, "--verbose"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
     running(wh);
     const url = /tracking API on (\S+)/.exec(await wh.waitForStderr((text) => text.includes("tracking API on ")))?.[1] as string;
     const sent = await post(url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: ATTACK, event: "E", messageId: ATTACK }));

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { bodyOf, readNdjson, SECRET, trackLine } from "./replay-helpers.js";
-import { runInProcess } from "../helpers/in-process.js";
-import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, spawnWh, type RunOptions } from "./run-wh.js";
+import { inProcess, runInProcess } from "../helpers/in-process.js";
+import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
 // Issue 9: a CLI that tells the truth. Spawned CLI against real servers on 127.0.0.1.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -62,7 +62,7 @@ describe("it says why it waits", () => {
   it("names the DNS error in the progress line, with when retries end and that Ctrl-C stops", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
-    const wh = spawnWh(["replay", "events.ndjson", "--url", "http://no-such-host.invalid/hook", "--retry-window", "1h"], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
+    const wh = inProcess(["replay", "events.ndjson", "--url", "http://no-such-host.invalid/hook", "--retry-window", "1h"], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
     const stderr = await wh.waitForStderr((text) => /waiting on/.test(text));
     wh.child.kill("SIGINT");
     await wh.exited;
