@@ -2,7 +2,10 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runInProcess } from "../helpers/in-process.js";
 import { BIN, cleanEnv, lines, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
+
+// The bundle's smoke test: bin/wh.cjs (dist/) spawned for every command's --help; the rest in-process.
 
 const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
 
@@ -28,14 +31,14 @@ afterAll(removeTempDirs);
 describe.concurrent("wh --help and --version", () => {
   it("prints the package.json version for --version and -V", async () => {
     for (const flag of ["--version", "-V"]) {
-      const result = await run([flag]);
+      const result = await runInProcess([flag]);
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(`${version}\n`);
     }
   });
 
   it("exits 0 and shows Examples and the exit codes for wh --help", async () => {
-    const result = await run(["--help"]);
+    const result = await runInProcess(["--help"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Examples:");
     expect(result.stdout).toMatch(/Exit codes:/);
@@ -55,19 +58,19 @@ describe.concurrent("wh --help and --version", () => {
   });
 
   it("shows the retry schedule in wh send --help", async () => {
-    const result = await run(["send", "--help"]);
+    const result = await runInProcess(["send", "--help"]);
     expect(result.stdout).toMatch(/jitter/);
     expect(result.stdout).toMatch(/Retry-After/);
   });
 
   it("exits 2 on an unknown command", async () => {
-    const result = await run(["sned"]);
+    const result = await runInProcess(["sned"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("sned");
   });
 
   it("exits 2 on an unknown global flag", async () => {
-    const result = await run(["--frobnicate", "demo"]);
+    const result = await runInProcess(["--frobnicate", "demo"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--frobnicate");
   });
@@ -75,7 +78,7 @@ describe.concurrent("wh --help and --version", () => {
 
 describe("wh demo", () => {
   it("exits 0 and reports 7 of 7 events delivered and verified", async () => {
-    const result = await run(["demo"]);
+    const result = await runInProcess(["demo"]);
     expect(result.stderr).not.toMatch(STACK_TRACE);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/\b7 (of 7 (events )?)?delivered/);
@@ -84,7 +87,7 @@ describe("wh demo", () => {
   });
 
   it("prints only JSON lines on stdout with --json, 7 of them verified", async () => {
-    const result = await run(["demo", "--json"]);
+    const result = await runInProcess(["demo", "--json"]);
     expect(result.code).toBe(0);
     const records = lines(result.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.filter((record) => record.signature === "valid")).toHaveLength(7);
