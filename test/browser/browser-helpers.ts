@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
-import { lines, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "../cli/run-wh.js";
+import { lines, makeTempDir, removeTempDirs, type WhProcess } from "../cli/run-wh.js";
+import { inProcess } from "../helpers/in-process.js";
 
 /**
  * Debian's Chromium through playwright-core (no browser is downloaded). CI sets
@@ -31,7 +32,7 @@ export interface WithUi {
 
 /** Starts `wh --json <args> --ui` with the shared secret and waits for the record that names the inspector. */
 export async function startWithUi(args: readonly string[], secret: string): Promise<WithUi> {
-  const wh = spawnWh(["--json", ...args, "--ui"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: secret } });
+  const wh = inProcess(["--json", ...args, "--ui"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: secret } });
   processes.push(wh);
   await wh.waitForStdout((text) => text.includes('"inspector"'));
   const records = lines(wh.stdout()).map((line) => JSON.parse(line) as Record<string, string>);
