@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess } from "../helpers/in-process.js";
-import { BIN, cleanEnv, lines, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
+import { builtBin, cleanEnv, lines, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
 
 // The bundle's smoke test: bin/wh.cjs (dist/) spawned for every command's --help; the rest in-process.
 
@@ -20,7 +20,7 @@ function listedCommands(help: string): string[] {
 
 /** Every command a person can run, as argv prefixes, found by walking `wh --help` (so a new command is covered at once). */
 function discoverCommands(prefix: string[] = []): string[][] {
-  const help = execFileSync(process.execPath, [BIN, ...prefix, "--help"], { env: cleanEnv(), encoding: "utf8" });
+  const help = execFileSync(process.execPath, [builtBin(), ...prefix, "--help"], { env: cleanEnv(), encoding: "utf8" });
   return listedCommands(help).flatMap((name) => [[...prefix, name], ...discoverCommands([...prefix, name])]);
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
 import { runInProcess } from "../helpers/in-process.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
+import { builtBin, cleanEnv, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
 // Every file a run writes is checked before the first request: exit 2 naming the path and the
 // reason, nothing sent. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -215,7 +215,7 @@ describe("a named pipe (FIFO) as an output file", () => {
 
 /** `wh ...args` with standard input read from an open file descriptor (`wh replay - < file`). */
 async function runWithStdin(args: readonly string[], cwd: string, fd: number): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv({ WH_SHARED_SECRET: "s" }), stdio: [fd, "ignore", "pipe"] });
+  const child = spawn(process.execPath, [builtBin(), ...args], { cwd, env: cleanEnv({ WH_SHARED_SECRET: "s" }), stdio: [fd, "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, "close")) as [number | null];

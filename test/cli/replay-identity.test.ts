@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } from "./replay-helpers.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
+import { builtBin, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
 // Resume only what was started, where it was started; one writer per journal.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -207,7 +207,7 @@ describe("one wh replay per journal", () => {
     const lock = join(dir, "events.ndjson.wh-journal.lock");
     // The shell writes the lock with its own pid, then becomes wh (exec keeps the pid).
     const script = `printf '{"pid":%d,"host":"%s","startedAt":"2026-11-22T00:00:00.000Z","token":"before-the-restart"}' $$ "$(hostname)" > "$LOCK" && exec "$NODE" "$BIN" replay events.ndjson --url "$URL"`;
-    const child = spawn("sh", ["-c", script], { cwd: dir, env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN, URL: receiver.url, WH_SHARED_SECRET: SECRET }) });
+    const child = spawn("sh", ["-c", script], { cwd: dir, env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN: builtBin(), URL: receiver.url, WH_SHARED_SECRET: SECRET }) });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const [code] = (await once(child, "close")) as [number | null];

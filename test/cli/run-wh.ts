@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { once } from "node:events";
+import { readdirSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +13,33 @@ import { watchOutput } from "../helpers/test-io.js";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const BIN = join(ROOT, "bin", "wh.cjs");
+const BIN = join(ROOT, "bin", "wh.cjs");
+const BUNDLE = join(ROOT, "dist", "cli-bundle", "main.cjs");
+let checkedBundle = false;
+
+/**
+ * bin/wh.cjs, once dist/ is known to be built from the source as it is: a test that spawns wh
+ * runs dist/, and against a dist/ older than src/ (or scripts/, which bundles it) it would pass
+ * or fail for code that is no longer there. It fails the test and says to build, rather than
+ * building here: two test runs in one worktree would delete each other's dist/ mid-run, and
+ * only the tests that spawn wh need it (the in-process ones run src/).
+ */
+export function builtBin(): string {
+  if (checkedBundle) return BIN;
+  const built = statSync(BUNDLE, { throwIfNoEntry: false })?.mtimeMs;
+  const newest = Math.max(newestMtime(join(ROOT, "src")), newestMtime(join(ROOT, "scripts")));
+  if (built === undefined || built < newest) {
+    throw new Error(`dist/ is ${built === undefined ? "not built" : "older than src/ or scripts/"}: run \`npm run build\` before the tests that spawn bin/wh.cjs`);
+  }
+  checkedBundle = true;
+  return BIN;
+}
+
+function newestMtime(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .reduce((newest, entry) => Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
+}
 export const FIXTURES = join(ROOT, "fixtures");
 
 export interface RunOptions {
@@ -103,7 +130,7 @@ export async function startWh(args: readonly string[], options: RunOptions = {})
 
 /** startWh in a given directory, synchronously: the process exists when this returns. */
 export function spawnWh(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess<ChildProcessWithoutNullStreams> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [builtBin(), ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
   const output = watchOutput();
   child.stdout.setEncoding("utf8");
   child.stderr.setEncoding("utf8");

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { bodyOf, readNdjson, SECRET, trackLine } from "./replay-helpers.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
-import { BIN, FIXTURES, hmacHex, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
+import { builtBin, FIXTURES, hmacHex, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
 // Issue 9: a CLI that tells the truth. Spawned CLI against real servers on 127.0.0.1.
 // These tests spawn bin/wh.cjs (dist/): `npm run build` first.
@@ -300,7 +300,7 @@ describe("shell completion", () => {
   it("loads in bash and completes commands, flags and source names", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { web: { webhooks: [{ url: "http://127.0.0.1:9/" }] }, ios: { webhooks: [{ url: "http://127.0.0.1:9/" }] } } }));
-    await writeFile(join(dir, "wh"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+    await writeFile(join(dir, "wh"), `#!/bin/sh\nexec "${process.execPath}" "${builtBin()}" "$@"\n`, { mode: 0o755 });
     const script = `
       export PATH="${dir}:$PATH"
       source <(wh completion bash)

@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { BIN, cleanEnv, makeTempDir, removeTempDirs, ROOT } from "../cli/run-wh.js";
+import { builtBin, cleanEnv, makeTempDir, removeTempDirs, ROOT } from "../cli/run-wh.js";
 
 /**
  * Under a low descriptor limit (`ulimit -n 1024`, set on the child with prlimit) the client and
@@ -56,7 +56,7 @@ console.log(JSON.stringify({ unsent: unsent.length, failures }));
     const dir = await makeTempDir();
     const events = Array.from({ length: 20_000 }, (_, index) => JSON.stringify({ type: "track", userId: `u${index}`, event: "Limited", messageId: `r-${index}` }));
     await writeFile(join(dir, "events.ndjson"), `${events.join("\n")}\n`);
-    const result = await underLimit([BIN, "--json", "replay", "events.ndjson", "--url", hook.url, "--concurrency", "2048", "--ordered", "none"], dir);
+    const result = await underLimit([builtBin(), "--json", "replay", "events.ndjson", "--url", hook.url, "--concurrency", "2048", "--ordered", "none"], dir);
     expect(result.code, result.stderr.slice(-2_000)).toBe(0);
     const summary = JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { delivered: number; failed: number };
     expect(summary).toMatchObject({ delivered: 20_000, failed: 0 });
