@@ -7,7 +7,7 @@ import { makeTempDir, removeTempDirs, STACK_TRACE, type RunOptions, type RunResu
 import { startServe } from "./serve-helpers.js";
 
 // Addresses, queue URLs and sources that cannot work: usage or config errors (exit 2) naming the
-// flag or the sources, never an internal error (70). These tests spawn bin/wh.cjs: build first.
+// flag or the sources, never an internal error (70). In-process.
 
 const receiver = closedAfterEach();
 afterAll(removeTempDirs);

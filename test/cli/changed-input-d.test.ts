@@ -9,7 +9,7 @@ import { eventually, post, startServe, type ServeProcess } from "./serve-helpers
 
 // Input that wh used to change without a word (replacement characters, dropped keys, rounded
 // numbers, a corrupt state read as another) is refused, naming the problem; nothing is sent.
-// These tests spawn bin/wh.cjs: build first.
+// In-process (runMain against src/).
 
 const receiver = closedAfterEach();
 const serving: ServeProcess[] = [];

@@ -6,7 +6,7 @@ import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { makeTempDir, removeTempDirs } from "./run-wh.js";
 
 // wh ingest keeps replay's promises: dead letters per message, Ctrl-C within the grace period
-// even while batches wait to retry, and --resume. These tests spawn bin/wh.cjs (dist/).
+// even while batches wait to retry, and --resume. In-process.
 
 const WRITE_KEY = "wk_resume_S3cr3t";
 let servers: RecordingServer[] = [];

@@ -5,7 +5,7 @@ import { startRecordingServer, type RecordedRequest, type RecordingServer, type 
 import { runInProcess } from "../helpers/in-process.js";
 import { lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 
-// These tests spawn bin/wh.cjs, which runs dist/: `npm run build` first.
+// In-process (runMain against src/).
 
 const WRITE_KEY = "wk_cli_S3cr3tKey77";
 const BASIC = `Basic ${Buffer.from(`${WRITE_KEY}:`).toString("base64")}`;

@@ -9,7 +9,8 @@ import { runInProcess } from "../helpers/in-process.js";
 import { builtBin, cleanEnv, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
 // Every file a run writes is checked before the first request: exit 2 naming the path and the
-// reason, nothing sent. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// reason, nothing sent. In-process, but for standard input redirected from a file, which needs
+// a spawned bin/wh.cjs (dist/) with a real descriptor 0.
 
 const server = closedAfterEach();
 let readOnlyDir: string | undefined;

@@ -11,7 +11,7 @@ import { runInProcess } from "../helpers/in-process.js";
 import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // A write that fails mid-run, poison lines, malformed answers, Retry-After storms and the exit
-// code of a resumed run. These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// code of a resumed run. In-process.
 
 const server = closedAfterEach();
 const mounts: string[] = [];

@@ -9,7 +9,7 @@ import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } fr
 import { builtBin, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
 // Resume only what was started, where it was started; one writer per journal.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// In-process, but for kill -9 and a restarted container's pid 1, which spawn bin/wh.cjs (dist/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

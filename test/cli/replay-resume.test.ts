@@ -1,3 +1,4 @@
+// In-process, but for the kill -9 test, which spawns bin/wh.cjs (dist/).
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";

@@ -7,7 +7,7 @@ import { countByMessageId, manyEvents, messageIdOf, readNdjson, runSigned, spawn
 import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // --shard i/n: n processes together deliver every line once, each user's events in order.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// In-process (runMain against src/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

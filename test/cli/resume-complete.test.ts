@@ -7,7 +7,7 @@ import { makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
 // The README's Kubernetes recipe: the same command, with --resume, run again by the kubelet
 // (restartPolicy: OnFailure) for as long as it exits non-zero. A run that ended is never
-// touched by a later --resume, and the loop ends. These tests spawn bin/wh.cjs (dist/).
+// touched by a later --resume, and the loop ends. In-process.
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

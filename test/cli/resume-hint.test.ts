@@ -9,7 +9,7 @@ import { runInProcess } from "../helpers/in-process.js";
 import { makeTempDir, removeTempDirs, type WhProcess } from "./run-wh.js";
 
 // The command printed to resume a run repeats every flag that decides what it reads, where and
-// how it delivers, and where it records. These tests spawn bin/wh.cjs (dist/).
+// how it delivers, and where it records. In-process (runMain against src/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

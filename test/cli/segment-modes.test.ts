@@ -9,7 +9,7 @@ import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { FIXTURES, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
 // Issue 10: real Segment events in, the classic and the Actions destination out, batches.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// In-process (runMain against src/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

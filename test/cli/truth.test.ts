@@ -11,8 +11,8 @@ import { bodyOf, readNdjson, SECRET, trackLine } from "./replay-helpers.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { builtBin, FIXTURES, hmacHex, makeTempDir, removeTempDirs, type RunOptions } from "./run-wh.js";
 
-// Issue 9: a CLI that tells the truth. Spawned CLI against real servers on 127.0.0.1.
-// These tests spawn bin/wh.cjs (dist/): `npm run build` first.
+// Issue 9: a CLI that tells the truth, against real servers on 127.0.0.1. In-process, but for
+// shell completion, which bash runs through a spawned bin/wh.cjs (dist/).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

@@ -1,3 +1,4 @@
+// Spawned: the descriptor limit is set on a child process with prlimit.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { writeFile } from "node:fs/promises";

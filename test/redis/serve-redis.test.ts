@@ -1,3 +1,4 @@
+// In-process, but for the forwarder killed with kill -9, which spawns bin/wh.cjs (dist/).
 import { Analytics } from "@segment/analytics-node";
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
