@@ -1,4 +1,5 @@
 import { PassThrough, Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import type { CliIo, CliTimings } from "../../src/cli/io.js";
 import type { RunResult, WhProcess } from "../cli/run-wh.js";
 
@@ -27,17 +28,20 @@ export interface TestIo {
 
 export function testIo(options: TestIoOptions): TestIo {
   const output = watchOutput();
-  const capture = (name: "stdout" | "stderr"): Writable & { isTTY?: boolean } =>
-    Object.assign(
+  const capture = (name: "stdout" | "stderr"): Writable & { isTTY?: boolean } => {
+    // A character may come in two writes of bytes.
+    const decoder = new StringDecoder("utf8");
+    return Object.assign(
       new Writable({
         decodeStrings: false,
         write(chunk: string | Buffer, _encoding, done) {
-          output.add(name, typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+          output.add(name, typeof chunk === "string" ? chunk : decoder.write(chunk));
           done();
         },
       }),
       { isTTY: options.isTTY === true },
     );
+  };
   const stdin = new PassThrough();
   if (options.input !== undefined) stdin.write(options.input);
   if (options.keepStdinOpen !== true) stdin.end();
