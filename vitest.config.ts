@@ -15,12 +15,14 @@ export default defineConfig({
     isolate: false,
     unstubEnvs: true,
     // `vitest run --coverage` (npm test): src/ as the tests reach it, in-process. What a spawned
-    // bin/wh.cjs runs is not counted (it runs the bundle in dist/, in another process).
+    // bin/wh.cjs runs is not counted (it runs the bundle in dist/, in another process). Measured
+    // with every service (WH_REQUIRE_SERVICES=1): lines 95.5%, branches 87.5%, functions 95.7%,
+    // statements 93.4%; the floors sit a little under, as timing decides a few branches.
     coverage: {
       provider: "v8",
       include: ["src/**/*.ts"],
-      reporter: ["text-summary", "json-summary"],
-      thresholds: { lines: 0, branches: 0, functions: 0 },
+      reporter: ["text-summary"],
+      thresholds: { lines: 94, branches: 86, functions: 94, statements: 92 },
     },
   },
 });

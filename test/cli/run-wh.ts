@@ -13,6 +13,7 @@ import { watchOutput } from "../helpers/test-io.js";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const FIXTURES = join(ROOT, "fixtures");
 const BIN = join(ROOT, "bin", "wh.cjs");
 const BUNDLE = join(ROOT, "dist", "cli-bundle", "main.cjs");
 let checkedBundle = false;
@@ -40,7 +41,6 @@ function newestMtime(dir: string): number {
     .filter((entry) => entry.isFile())
     .reduce((newest, entry) => Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
 }
-export const FIXTURES = join(ROOT, "fixtures");
 
 export interface RunOptions {
   /** Written to standard input, which is then closed; without it stdin is closed at once. */
