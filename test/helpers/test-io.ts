@@ -4,7 +4,7 @@ import type { CliIo, CliTimings } from "../../src/cli/io.js";
 import type { RunResult, WhProcess } from "../cli/run-wh.js";
 
 /** Short waits for tests: a stopped run's grace period and the progress cadence off a terminal. */
-export const TEST_TIMINGS: CliTimings = { graceMs: 500, progressEveryMs: 200 };
+const TEST_TIMINGS: CliTimings = { graceMs: 500, progressEveryMs: 200 };
 
 export interface TestIoOptions {
   cwd: string;
