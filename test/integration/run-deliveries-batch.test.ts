@@ -44,7 +44,7 @@ describe("runDeliveries with a batch size (Actions batches)", () => {
       batchSize,
       timeoutMs: 5_000,
     };
-    const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], timeoutMs: 5_000, retryWindowMs: 5_000, maxAttempts: 1 });
+    const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], cwd: process.cwd(), timeoutMs: 5_000, retryWindowMs: 5_000, maxAttempts: 1 });
     deliverers.push(deliverer);
     const summary: RunSummary = await runDeliveries(
       (async function* () {
