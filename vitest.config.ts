@@ -28,7 +28,10 @@ export default defineConfig({
       // main.ts only wires the process to runMain (the spawned tests run it).
       exclude: ["src/browser/**", "src/cli/main.ts"],
       reporter: ["text-summary"],
-      thresholds: process.env.WH_REQUIRE_SERVICES === "1" ? { lines: 95, branches: 86, functions: 95, statements: 93 } : { lines: 86, branches: 81, functions: 83, statements: 84 },
+      thresholds:
+        process.env.WH_REQUIRE_SERVICES === "1"
+          ? { lines: 95, branches: 86, functions: 95, statements: 93 }
+          : { lines: 86, branches: 81, functions: 83, statements: 84 },
     },
   },
 });

@@ -21,7 +21,13 @@ writeFileSync(body, '{"version":1,"type":"track","userId":"u1","event":"Order Co
 const inherited = { ...process.env, WH_SHARED_SECRET: "bench-secret" };
 const STARTUP_VARIABLES = ["NODE_EXTRA_CA_CERTS", "NODE_OPTIONS"].filter((name) => (process.env[name] ?? "") !== "");
 const clean = Object.fromEntries(Object.entries(inherited).filter(([name]) => !STARTUP_VARIABLES.includes(name)));
-const environments = STARTUP_VARIABLES.length === 0 ? [["", inherited]] : [["as inherited", inherited], [`without ${STARTUP_VARIABLES.join(", ")}`, clean]];
+const environments =
+  STARTUP_VARIABLES.length === 0
+    ? [["", inherited]]
+    : [
+        ["as inherited", inherited],
+        [`without ${STARTUP_VARIABLES.join(", ")}`, clean],
+      ];
 
 function timeOnce({ args, env }) {
   const started = process.hrtime.bigint();
@@ -53,7 +59,11 @@ try {
     ["hmac-file", ["bench/hmac-file.cjs", body], "bench/hmac-file.cjs: the floor under wh sign, a Node script that only signs the file"],
     ["wh sign", ["bin/wh.cjs", "sign", body], 1.2],
     ["wh verify", ["bin/wh.cjs", "verify", "--signature", "0".repeat(40), body], 1.2],
-    ["post-file", ["bench/post-file.cjs", body, `http://127.0.0.1:${port}/hook`], "bench/post-file.cjs: the floor under wh send, a Node script that only signs the file and POSTs it with undici's Agent"],
+    [
+      "post-file",
+      ["bench/post-file.cjs", body, `http://127.0.0.1:${port}/hook`],
+      "bench/post-file.cjs: the floor under wh send, a Node script that only signs the file and POSTs it with undici's Agent",
+    ],
     ["wh send", send, 2],
   ];
   const medians = measure(environments.flatMap(([, env]) => rows.map(([, args]) => ({ args, env }))));
@@ -64,7 +74,9 @@ try {
     console.log(`  node -e 0:  ${bare.toFixed(1)} ms`);
     commands.forEach((ms, command) => {
       const [label, , target] = rows[command + 1];
-      console.log(`  ${`${label}:`.padEnd(11)} ${ms.toFixed(1)} ms  ratio ${(ms / bare).toFixed(2)} (${typeof target === "number" ? `target <= ${target}` : target})`);
+      console.log(
+        `  ${`${label}:`.padEnd(11)} ${ms.toFixed(1)} ms  ratio ${(ms / bare).toFixed(2)} (${typeof target === "number" ? `target <= ${target}` : target})`,
+      );
     });
   }
 } finally {

@@ -6,4 +6,8 @@
 const { createHmac } = require("node:crypto");
 const { readFileSync } = require("node:fs");
 
-process.stdout.write(`${createHmac("sha1", process.env.WH_SHARED_SECRET ?? "").update(readFileSync(process.argv[2])).digest("hex")}\n`);
+process.stdout.write(
+  `${createHmac("sha1", process.env.WH_SHARED_SECRET ?? "")
+    .update(readFileSync(process.argv[2]))
+    .digest("hex")}\n`,
+);

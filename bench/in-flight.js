@@ -30,7 +30,9 @@ function steadyRate(perSecond) {
 
 const describeSteady = (perSecond, ceiling) => {
   const rate = steadyRate(perSecond);
-  return rate === undefined ? "too short to tell after its first two seconds" : `after its first two seconds ${rate}/s = ${share(rate, ceiling)} (median; each second at the receiver: ${perSecond.join(" ")})`;
+  return rate === undefined
+    ? "too short to tell after its first two seconds"
+    : `after its first two seconds ${rate}/s = ${share(rate, ceiling)} (median; each second at the receiver: ${perSecond.join(" ")})`;
 };
 
 async function eventsFile(events) {
@@ -40,7 +42,21 @@ async function eventsFile(events) {
 }
 
 async function replay(file, url, concurrency) {
-  const run = await runWh(["replay", file, "--url", url, "--concurrency", String(concurrency), "--ordered", "none", "--quiet", "--journal", `${file}.journal`, "--dead-letter", `${file}.failed`]);
+  const run = await runWh([
+    "replay",
+    file,
+    "--url",
+    url,
+    "--concurrency",
+    String(concurrency),
+    "--ordered",
+    "none",
+    "--quiet",
+    "--journal",
+    `${file}.journal`,
+    "--dead-letter",
+    `${file}.failed`,
+  ]);
   if (run.code !== 0) throw new Error(`wh replay exited ${run.code}`);
   for (const each of [`${file}.journal`, `${file}.failed`]) rmSync(each, { force: true });
   return run;
@@ -76,7 +92,9 @@ try {
   const slowEvents = 25_000;
   const slowCeiling = (512 * 1000) / SLOW_DELAY_MS;
   const { summary } = await replay(await eventsFile(slowEvents), slowReceiver.url, 512);
-  console.log(`            --concurrency 512, ${slowEvents} events, receiver after ${SLOW_DELAY_MS} ms: ${summary.eventsPerSecond} events/s = ${share(summary.eventsPerSecond, slowCeiling)} of the ${slowCeiling} events/s latency allows`);
+  console.log(
+    `            --concurrency 512, ${slowEvents} events, receiver after ${SLOW_DELAY_MS} ms: ${summary.eventsPerSecond} events/s = ${share(summary.eventsPerSecond, slowCeiling)} of the ${slowCeiling} events/s latency allows`,
+  );
 } finally {
   await Promise.all([receiver.stop(), slowReceiver.stop()]);
 }

@@ -32,5 +32,7 @@ const url = `http://127.0.0.1:${server.address().port}/hook`;
 const { code, wallMs, peakMb } = await runWh(["replay", file, "--url", url, "--quiet"]);
 server.close();
 if (code !== 1) throw new Error(`wh replay exited ${code}, expected 1 (one invalid line)`);
-console.log(`long line:  a ${LINE_MB} MB line among 20 events: ${(wallMs / 1000).toFixed(2)} s, peak RSS ${peakMb.toFixed(1)} MB (the line is counted, not held: bounded memory)`);
+console.log(
+  `long line:  a ${LINE_MB} MB line among 20 events: ${(wallMs / 1000).toFixed(2)} s, peak RSS ${peakMb.toFixed(1)} MB (the line is counted, not held: bounded memory)`,
+);
 for (const each of [file, `${file}.failed.ndjson`, `${file}.wh-journal`]) rmSync(each, { force: true });

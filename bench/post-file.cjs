@@ -15,7 +15,12 @@ setFlagsFromString(`--wasm-tiering-budget=${2 ** 31 - 1}`);
 const body = readFileSync(process.argv[2]);
 const url = new URL(process.argv[3]);
 const agent = new Agent();
-const headers = { "content-type": "application/json", "x-signature": createHmac("sha1", process.env.WH_SHARED_SECRET ?? "").update(body).digest("hex") };
+const headers = {
+  "content-type": "application/json",
+  "x-signature": createHmac("sha1", process.env.WH_SHARED_SECRET ?? "")
+    .update(body)
+    .digest("hex"),
+};
 agent.dispatch(
   { origin: url.origin, path: url.pathname, method: "POST", body, headers },
   {

@@ -53,10 +53,15 @@ function runWrk(url, body) {
   if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
   const requests = Number(/(\d+) requests in/.exec(out.stdout)[1]);
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(out.stdout)[1]);
-  const [user, system] = out.stdout.trim().split("\n").at(-1).split(/\s+/).map((time) => {
-    const [, minutes, seconds] = /(\d+)m([\d.]+)s/.exec(time);
-    return Number(minutes) * 60 + Number(seconds);
-  });
+  const [user, system] = out.stdout
+    .trim()
+    .split("\n")
+    .at(-1)
+    .split(/\s+/)
+    .map((time) => {
+      const [, minutes, seconds] = /(\d+)m([\d.]+)s/.exec(time);
+      return Number(minutes) * 60 + Number(seconds);
+    });
   if (/Non-2xx/.test(out.stdout)) throw new Error("wrk: non-2xx answers");
   return { perSecond, cpuPerRequestUs: ((user + system) * 1e6) / requests };
 }
@@ -89,24 +94,32 @@ try {
     tools["wh replay"].push({ perSecond: (THROUGHPUT_EVENTS * 1000) / replayed.wallMs, cpuPerRequestUs: replayed.cpuUs / THROUGHPUT_EVENTS });
     await settle();
   }
-  console.log(`concurrency ${CONCURRENCY}, ${THROUGHPUT_EVENTS} requests per round (wrk: 5 s), median of ${ROUNDS} rounds; wh replay over its whole process, start-up included, with validation, per-user order, journal and dead-letter file on`);
+  console.log(
+    `concurrency ${CONCURRENCY}, ${THROUGHPUT_EVENTS} requests per round (wrk: 5 s), median of ${ROUNDS} rounds; wh replay over its whole process, start-up included, with validation, per-user order, journal and dead-letter file on`,
+  );
   for (const [name, runs] of Object.entries(tools)) {
     const rate = median(runs.map((run) => run.perSecond));
     const cpu = median(runs.map((run) => run.cpuPerRequestUs));
-    console.log(`${name.padEnd(12)} ${String(Math.round(rate)).padStart(7)} requests/s  ${cpu.toFixed(1).padStart(5)} µs CPU per request${name === "wh replay" ? "  (target <= 30 µs)" : ""}`);
+    console.log(
+      `${name.padEnd(12)} ${String(Math.round(rate)).padStart(7)} requests/s  ${cpu.toFixed(1).padStart(5)} µs CPU per request${name === "wh replay" ? "  (target <= 30 µs)" : ""}`,
+    );
   }
   if (!hasWrk) console.log("wrk:        not installed (apt-get install wrk; see the README's Benchmarks section)");
   // Each ratio also round by round: the tools of one round ran minutes apart at most.
   const rounds = (numerator, denominator, figure) => tools[numerator].map((run, round) => run[figure] / tools[denominator][round][figure]);
   const describe = (ratios) => `${median(ratios).toFixed(2)} (rounds: ${ratios.map((ratio) => ratio.toFixed(2)).join(" ")})`;
   console.log(`ratio:      wh replay / autocannon, events/s ${describe(rounds("wh replay", "autocannon", "perSecond"))} (target >= 0.6)`);
-  console.log(`CPU:        wh replay / undici loop, per event ${describe(rounds("wh replay", "undici loop", "cpuPerRequestUs"))} (the issue's 30 µs was 0.75 of its undici loop's 40 µs)`);
+  console.log(
+    `CPU:        wh replay / undici loop, per event ${describe(rounds("wh replay", "undici loop", "cpuPerRequestUs"))} (the issue's 30 µs was 0.75 of its undici loop's 40 µs)`,
+  );
 
   if (RSS_EVENTS > 0) {
     const rssFile = `${dataDir}events-${RSS_EVENTS}.ndjson`;
     if (!existsSync(rssFile)) await generateEvents(rssFile, RSS_EVENTS);
     const big = await runReplay(rssFile, receiver.url);
-    console.log(`peak RSS:   ${big.peakMb.toFixed(1)} MB replaying ${big.summary.delivered} events (${big.summary.eventsPerSecond} events/s) (target <= 150 MB)`);
+    console.log(
+      `peak RSS:   ${big.peakMb.toFixed(1)} MB replaying ${big.summary.delivered} events (${big.summary.eventsPerSecond} events/s) (target <= 150 MB)`,
+    );
   }
 } finally {
   rmSync(wrkScript, { force: true });

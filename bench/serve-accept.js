@@ -58,7 +58,14 @@ async function measure(server, receiver) {
   const delivered = receiver === undefined ? undefined : (await receiver.perSecond()).reduce((sum, count) => sum + count, 0);
   const accepted = result["2xx"] * BATCH;
   const seconds = (new Date(result.finish) - new Date(result.start)) / 1000;
-  return { perSecond: accepted / seconds, cpuPerEventUs: cpu / accepted, cores: cpu / (seconds * 1e6), deliveredShare: delivered === undefined ? undefined : delivered / accepted, refused: result.non2xx, errors: result.errors + result.timeouts };
+  return {
+    perSecond: accepted / seconds,
+    cpuPerEventUs: cpu / accepted,
+    cores: cpu / (seconds * 1e6),
+    deliveredShare: delivered === undefined ? undefined : delivered / accepted,
+    refused: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -108,6 +115,12 @@ console.log(
 console.log(`  bare spool server         ${figures("bare")}  (parse, one line per event, group fdatasync)`);
 console.log(`  wh serve, webhook down    ${figures("down")}  (the forwarder waiting: accepting alone; target <= 10 µs)`);
 console.log(`  wh serve, webhook up      ${figures("up")}  (deliveries made meanwhile included)`);
-console.log(`  wh serve / bare, webhook down: events/s ${describeRatios(ratios("down", "perSecond"))} (target >= 0.25); CPU per event ${describeRatios(ratios("down", "cpuPerEventUs"))}`);
-console.log(`  wh serve / bare, webhook up:   events/s ${describeRatios(ratios("up", "perSecond"))}; CPU per event ${describeRatios(ratios("up", "cpuPerEventUs"))}`);
-console.log(`  delivered while accepting, webhook up: ${percent(median(shares))} of the events accepted in the same window (${rounds(shares.map(percent))}) (target >= 50%)`);
+console.log(
+  `  wh serve / bare, webhook down: events/s ${describeRatios(ratios("down", "perSecond"))} (target >= 0.25); CPU per event ${describeRatios(ratios("down", "cpuPerEventUs"))}`,
+);
+console.log(
+  `  wh serve / bare, webhook up:   events/s ${describeRatios(ratios("up", "perSecond"))}; CPU per event ${describeRatios(ratios("up", "cpuPerEventUs"))}`,
+);
+console.log(
+  `  delivered while accepting, webhook up: ${percent(median(shares))} of the events accepted in the same window (${rounds(shares.map(percent))}) (target >= 50%)`,
+);

@@ -34,7 +34,14 @@ const secondsSince = (startedMs) => (performance.now() - startedMs) / 1000;
 async function fill(serve, count) {
   let accepted = 0;
   while (accepted < count) {
-    await autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, amount: Math.ceil((count - accepted) / BATCH), requests, headers });
+    await autocannon({
+      url: `${serve.url}/v1/batch`,
+      method: "POST",
+      connections: CONNECTIONS,
+      amount: Math.ceil((count - accepted) / BATCH),
+      requests,
+      headers,
+    });
     const now = await serveMetric(serve.url, "wh_serve_events_accepted_total");
     if (!(now > accepted)) throw new Error(`wh serve accepts no more events (${accepted} accepted)`);
     accepted = now;
@@ -86,9 +93,15 @@ try {
   const delivered = await serveMetric(serve.url, 'wh_serve_events_total{outcome="delivered"}');
 
   const mb = (value) => `${value.toFixed(1)} MB`;
-  console.log(`serve backlog (node bench/serve-backlog.js; BENCH_SERVE_WAITING=${WAITING}): webhook down (503, Retry-After: 1), --retry-window 1h, batches of ${BATCH} events of ${eventBytes} bytes, ${CONNECTIONS} connections; peak RSS = VmHWM of wh serve's process (target < 250 MB in each phase)`);
-  console.log(`  filling:    ${accepted} events accepted in ${fillSeconds.toFixed(1)} s (${Math.round(accepted / fillSeconds)} events/s), spool ${spoolMb.toFixed(0)} MB on disk; peak RSS ${mb(fillPeak)}`);
-  console.log(`  restarting: on that spool, webhook still down: listening after ${listenSeconds.toFixed(1)} s, ${waiting} events waiting; peak RSS to ${RECOVERY_MS / 1000} s after listening ${mb(restartPeak)}`);
+  console.log(
+    `serve backlog (node bench/serve-backlog.js; BENCH_SERVE_WAITING=${WAITING}): webhook down (503, Retry-After: 1), --retry-window 1h, batches of ${BATCH} events of ${eventBytes} bytes, ${CONNECTIONS} connections; peak RSS = VmHWM of wh serve's process (target < 250 MB in each phase)`,
+  );
+  console.log(
+    `  filling:    ${accepted} events accepted in ${fillSeconds.toFixed(1)} s (${Math.round(accepted / fillSeconds)} events/s), spool ${spoolMb.toFixed(0)} MB on disk; peak RSS ${mb(fillPeak)}`,
+  );
+  console.log(
+    `  restarting: on that spool, webhook still down: listening after ${listenSeconds.toFixed(1)} s, ${waiting} events waiting; peak RSS to ${RECOVERY_MS / 1000} s after listening ${mb(restartPeak)}`,
+  );
   console.log(
     `  draining:   webhook back (200 at once): ${left === 0 ? `spool empty after ${drainSeconds.toFixed(1)} s (${Math.round(waiting / drainSeconds)} events/s)` : `${left} events still waiting after ${drainSeconds.toFixed(1)} s, none delivered in the last ${STALL_MS / 1000} s`}, ${delivered} delivered; peak RSS while draining ${mb(drainPeak)} (resident when it began: ${mb(drainFromMb)})`,
   );

@@ -29,7 +29,11 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
 } else {
   const dir = mkdtempSync(join(tmpdir(), "wh-bench-redis-"));
   const port = await freePort();
-  const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec"], { stdio: ["ignore", "pipe", "inherit"] });
+  const redis = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   await waitFor(redis.stdout, "Ready to accept connections");
   let delivered = 0;
   let lastDelivery = 0;
@@ -64,13 +68,23 @@ if (spawnSync("redis-server", ["--version"]).status !== 0) {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       const started = Date.now();
       const results = await Promise.all(
-        serves.map((serve) => autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: Math.ceil(16 / processes), duration: DURATION_S, requests, headers: { "content-type": "application/json", authorization: auth } })),
+        serves.map((serve) =>
+          autocannon({
+            url: `${serve.url}/v1/batch`,
+            method: "POST",
+            connections: Math.ceil(16 / processes),
+            duration: DURATION_S,
+            requests,
+            headers: { "content-type": "application/json", authorization: auth },
+          }),
+        ),
       );
       const acceptSeconds = (Date.now() - started) / 1000;
       const refused = results.reduce((sum, result) => sum + result.non2xx, 0);
       // What the processes say they accepted (autocannon does not count the requests its end cut
       // off, which the server may still have taken): read until every accepted event has arrived.
-      const acceptedNow = async () => (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
+      const acceptedNow = async () =>
+        (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
       let accepted = await acceptedNow();
       while (ids.size < accepted && Date.now() - lastDelivery < 10_000) {
         await new Promise((resolve) => setTimeout(resolve, 200));

@@ -27,7 +27,13 @@ async function startReceiver(onEvent) {
   return { url: `http://127.0.0.1:${server.address().port}/hook`, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-const event = (index) => ({ type: "track", userId: `user-${index % 1000}`, event: "Order Completed", properties: { orderId: `o-${index}`, total: 99.5, currency: "EUR" }, timestamp: new Date().toISOString() });
+const event = (index) => ({
+  type: "track",
+  userId: `user-${index % 1000}`,
+  event: "Order Completed",
+  properties: { orderId: `o-${index}`, total: 99.5, currency: "EUR" },
+  timestamp: new Date().toISOString(),
+});
 
 // Requests of 10 events, STEADY_RATE events/s.
 const dataDir = mkdtempSync(join(tmpdir(), "wh-bench-serve-"));
@@ -42,7 +48,11 @@ try {
   while (Date.now() - started < DURATION_S * 1000) {
     const batch = Array.from({ length: perRequest }, (_, index) => event(sent + index));
     sent += perRequest;
-    const response = await fetch(`${serve.url}/v1/batch`, { method: "POST", body: JSON.stringify({ batch }), headers: { "content-type": "application/json", authorization: auth } });
+    const response = await fetch(`${serve.url}/v1/batch`, {
+      method: "POST",
+      body: JSON.stringify({ batch }),
+      headers: { "content-type": "application/json", authorization: auth },
+    });
     if (response.status !== 200) throw new Error(`wh serve answered ${response.status}`);
     await response.arrayBuffer();
     const next = started + (sent / perRequest) * interval;
@@ -51,7 +61,9 @@ try {
   while (delays.length < sent) await new Promise((resolve) => setTimeout(resolve, 20));
   const sorted = [...delays].sort((a, b) => a - b);
   const at = (share) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))];
-  console.log(`serve latency (node bench/serve.js): ${sent} events at ${STEADY_RATE}/s in requests of ${perRequest}: accept to delivery p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)} ms`);
+  console.log(
+    `serve latency (node bench/serve.js): ${sent} events at ${STEADY_RATE}/s in requests of ${perRequest}: accept to delivery p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)} ms`,
+  );
 } finally {
   await serve.stop();
   await receiver.close();

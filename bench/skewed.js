@@ -16,7 +16,7 @@ const DELAY_MS = 20;
 /** User of event i: half go to one user, the rest to a Zipf-like tail over 1,000 users. */
 function userOf(index) {
   if (index % 2 === 0) return "whale";
-  const rank = Math.floor(1000 ** ((index * 7919) % 1000 / 1000));
+  const rank = Math.floor(1000 ** (((index * 7919) % 1000) / 1000));
   return `user-${rank}`;
 }
 
@@ -24,13 +24,22 @@ mkdirSync(dataDir, { recursive: true });
 const file = `${dataDir}skewed-${EVENTS}.ndjson`;
 const out = createWriteStream(file);
 for (let index = 0; index < EVENTS; index += 1) {
-  const line = JSON.stringify({ type: "track", userId: userOf(index), event: "Order Completed", properties: { n: index }, messageId: `sk-${index}`, timestamp: "2026-11-21T09:30:08.276Z" });
+  const line = JSON.stringify({
+    type: "track",
+    userId: userOf(index),
+    event: "Order Completed",
+    properties: { n: index },
+    messageId: `sk-${index}`,
+    timestamp: "2026-11-21T09:30:08.276Z",
+  });
   if (!out.write(`${line}\n`)) await once(out, "drain");
 }
 out.end();
 await once(out, "finish");
 
-const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url)), String(DELAY_MS)], { stdio: ["ignore", "pipe", "inherit"] });
+const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url)), String(DELAY_MS)], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
 const lines = createInterface({ input: receiver.stdout })[Symbol.asyncIterator]();
 const { port } = JSON.parse((await lines.next()).value);
 const url = `http://127.0.0.1:${port}/hook`;
@@ -38,11 +47,29 @@ const url = `http://127.0.0.1:${port}/hook`;
 function replay(extra) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["bin/wh.cjs", "replay", file, "--url", url, "--concurrency", "64", "--quiet", "--journal", `${file}.journal`, "--dead-letter", `${file}.failed`, ...extra], {
-      cwd: root,
-      env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/wh.cjs",
+        "replay",
+        file,
+        "--url",
+        url,
+        "--concurrency",
+        "64",
+        "--quiet",
+        "--journal",
+        `${file}.journal`,
+        "--dead-letter",
+        `${file}.failed`,
+        ...extra,
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
+        stdio: ["ignore", "ignore", "inherit"],
+      },
+    );
     child.on("error", reject);
     child.on("close", (code) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -8,7 +8,9 @@ import { request } from "undici";
 
 const [file, url, concurrency = "64"] = process.argv.slice(2);
 const secret = process.env.WH_SHARED_SECRET ?? "";
-const lines = readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+const lines = readFileSync(file, "utf8")
+  .split("\n")
+  .filter((line) => line !== "");
 let next = 0;
 let failed = 0;
 

@@ -92,7 +92,11 @@ const mainWithErrors = {
   name: "main-with-errors",
   setup(build) {
     build.onResolve({ filter: /^wh:main$/ }, () => ({ path: "main", namespace: "wh-main" }));
-    build.onLoad({ filter: /.*/, namespace: "wh-main" }, () => ({ contents: `export * from ${JSON.stringify(ERRORS)};\nimport ${JSON.stringify(MAIN)};\n`, resolveDir: SRC, loader: "js" }));
+    build.onLoad({ filter: /.*/, namespace: "wh-main" }, () => ({
+      contents: `export * from ${JSON.stringify(ERRORS)};\nimport ${JSON.stringify(MAIN)};\n`,
+      resolveDir: SRC,
+      loader: "js",
+    }));
   },
 };
 

@@ -36,7 +36,8 @@ async function bundledScript() {
   });
   const script = result.outputFiles[0].text.trimEnd();
   // The script stands inside <script nonce="__NONCE__"> in the HTML, whose every __NONCE__ is replaced per response.
-  if (/<\/script|<!--|__NONCE__/i.test(script)) throw new Error(`${PAGE_DIR}: the bundled script contains </script, <!-- or __NONCE__, which the page cannot hold inline`);
+  if (/<\/script|<!--|__NONCE__/i.test(script))
+    throw new Error(`${PAGE_DIR}: the bundled script contains </script, <!-- or __NONCE__, which the page cannot hold inline`);
   return { script, inputs: Object.keys(result.metafile.inputs).sort() };
 }
 

@@ -45,7 +45,12 @@ export class AppendFile {
    * @param options.afterFailure "stop" (the default) or "retry" (see the class).
    * @param options.kept files this one must not be (the input): see openOutputFile.
    */
-  static open(path: string, what: string, mode: "append" | "truncate", options: { afterFailure?: "stop" | "retry"; kept?: readonly KeptFile[] } = {}): AppendFile {
+  static open(
+    path: string,
+    what: string,
+    mode: "append" | "truncate",
+    options: { afterFailure?: "stop" | "retry"; kept?: readonly KeptFile[] } = {},
+  ): AppendFile {
     return new AppendFile(path, what, openOutputFile(path, what, mode, options.kept ?? []), options.afterFailure ?? "stop");
   }
 

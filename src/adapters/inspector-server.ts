@@ -72,7 +72,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://inspector");
     if (!fromOwnSite(options.host, request)) {
-      response.writeHead(403, { ...security, "content-type": "text/plain" }).end("wh inspector: refused: the request names another host or comes from another site (open the URL wh printed)\n");
+      response
+        .writeHead(403, { ...security, "content-type": "text/plain" })
+        .end("wh inspector: refused: the request names another host or comes from another site (open the URL wh printed)\n");
       return;
     }
     if (token !== undefined && url.searchParams.get("token") !== token) {
@@ -83,7 +85,9 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       // Only the page's own script and style run: a fresh nonce for each load.
       const nonce = randomBytes(16).toString("base64");
       const policy = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-      response.writeHead(200, { ...security, "content-security-policy": policy, "content-type": "text/html; charset=utf-8" }).end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
+      response
+        .writeHead(200, { ...security, "content-security-policy": policy, "content-type": "text/html; charset=utf-8" })
+        .end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
       return;
     }
     if (request.method === "GET" && url.pathname === "/events") {

@@ -187,7 +187,8 @@ async function load(path: string, expected: JournalHeader): Promise<JournalState
   pairs.sort((a, b) => a[0] - b[0]);
   const finished: FinishedLines = { lines: new Uint32Array(pairs.length), hashes: new Uint32Array(pairs.length) };
   pairs.forEach(([line, hash], index) => {
-    if (index > 0 && finished.lines[index - 1] === line) throw new UsageError(`--resume: the journal ${path} records line ${line} twice: it is corrupt`, { hint: CORRUPT_HINT });
+    if (index > 0 && finished.lines[index - 1] === line)
+      throw new UsageError(`--resume: the journal ${path} records line ${line} twice: it is corrupt`, { hint: CORRUPT_HINT });
     finished.lines[index] = line;
     finished.hashes[index] = hash;
   });
@@ -229,7 +230,10 @@ function checkHeader(path: string, text: string, expected: JournalHeader): void 
   }
   const was = header.input === "-" ? "standard input" : String(header.input);
   if (header.command !== expected.command || header.input !== expected.input) {
-    throw new UsageError(`--resume: the journal ${path} belongs to \`wh ${String(header.command)}\` of ${was}, not of ${expected.input === "-" ? "standard input" : expected.input}`, { hint: CORRUPT_HINT });
+    throw new UsageError(
+      `--resume: the journal ${path} belongs to \`wh ${String(header.command)}\` of ${was}, not of ${expected.input === "-" ? "standard input" : expected.input}`,
+      { hint: CORRUPT_HINT },
+    );
   }
   const shard = typeof header.shard === "string" ? header.shard : undefined;
   if (shard !== expected.shard) {
@@ -251,10 +255,13 @@ function describeShard(shard: string | undefined): string {
 
 /** What differs between the destination a run began with and this one, never a value that is not shown. */
 function describeChange(before: Partial<DestinationIdentity> | undefined, after: DestinationIdentity): string {
-  if (before?.description !== after.description) return `delivered to ${before?.description ?? "another destination"}; this one would deliver to ${after.description}`;
+  if (before?.description !== after.description)
+    return `delivered to ${before?.description ?? "another destination"}; this one would deliver to ${after.description}`;
   const was = before.parts ?? {};
   const changes = [
-    ...Object.keys(was).map((setting) => (after.parts[setting] === undefined ? `${setting} (not given now)` : after.parts[setting] !== was[setting] ? `${setting} (another value)` : "")),
+    ...Object.keys(was).map((setting) =>
+      after.parts[setting] === undefined ? `${setting} (not given now)` : after.parts[setting] !== was[setting] ? `${setting} (another value)` : "",
+    ),
     ...Object.keys(after.parts).map((setting) => (was[setting] === undefined ? `${setting} (not given then)` : "")),
   ].filter(Boolean);
   return `delivered to ${after.description} with other settings than this one: ${changes.length > 0 ? changes.join(", ") : "headers, the write key or others"}`;

@@ -85,7 +85,11 @@ class PartialLine {
     if (total > MAX_LINE_BYTES) {
       const start = Buffer.concat([...this.pieces, last.subarray(0, KEPT_BYTES)]).subarray(0, KEPT_BYTES);
       this.reset();
-      return { number, text: start.toString("utf8"), problem: `the line is ${total} bytes long, more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB a line may have (a message is at most 32 KB); only its first ${KEPT_BYTES} bytes are kept` };
+      return {
+        number,
+        text: start.toString("utf8"),
+        problem: `the line is ${total} bytes long, more than the ${MAX_LINE_BYTES / 1024 / 1024} MiB a line may have (a message is at most 32 KB); only its first ${KEPT_BYTES} bytes are kept`,
+      };
     }
     const line = decode(Buffer.concat([...this.pieces, last]), number);
     this.reset();
@@ -103,6 +107,7 @@ function decode(bytes: Buffer, number: number): InputLine {
   if (end > 0 && bytes[end - 1] === 0x0d) end -= 1;
   const body = end === bytes.length ? bytes : bytes.subarray(0, end);
   const text = decodeUtf8(body);
-  if (text === undefined) return { number, text: body.toString("utf8"), problem: `${NOT_UTF8}; the dead-letter record shows the bytes it could not read as U+FFFD` };
+  if (text === undefined)
+    return { number, text: body.toString("utf8"), problem: `${NOT_UTF8}; the dead-letter record shows the bytes it could not read as U+FFFD` };
   return { number, text: number === 1 && text.startsWith("\uFEFF") ? text.slice(1) : text };
 }

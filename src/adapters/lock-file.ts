@@ -35,7 +35,13 @@ const held = new Set<string>();
  * that is not a lock is refused, never removed.
  */
 export function acquireLock(path: string, what: string): FileLock {
-  const me: LockOwner = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), token: randomBytes(8).toString("hex"), processStart: processStartOf(process.pid) };
+  const me: LockOwner = {
+    pid: process.pid,
+    host: hostname(),
+    startedAt: new Date().toISOString(),
+    token: randomBytes(8).toString("hex"),
+    processStart: processStartOf(process.pid),
+  };
   for (let attempt = 0; attempt < 5; attempt += 1) {
     if (tryCreate(path, what, me)) {
       held.add(me.token);

@@ -41,7 +41,9 @@ export interface ReceivedRequest {
   forwarded?: ForwardResult | undefined;
 }
 
-export type ForwardResult = { url: string; status: number; headers: Record<string, string>; body: string; durationMs: number } | { url: string; error: Untrusted; durationMs: number };
+export type ForwardResult =
+  | { url: string; status: number; headers: Record<string, string>; body: string; durationMs: number }
+  | { url: string; error: Untrusted; durationMs: number };
 
 export interface ReceiverOptions {
   host?: string | undefined;
@@ -74,7 +76,18 @@ export interface Receiver {
 const SPACE_ERRORS = new Set(["ENOSPC", "EDQUOT"]);
 
 /** Headers that belong to one connection, not to the request: never forwarded. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host", "content-length", "expect"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
 
 /** The headers of a request as another server should see them: without the connection's own. */
 export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string, string> {
@@ -118,7 +131,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     let answerText = JSON.stringify(answer);
     if (forward !== undefined && accepted && captureError === undefined) {
       forwarded = await forward(method, request.headers, body);
-      if ("error" in forwarded) [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
+      if ("error" in forwarded)
+        [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
       else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
     }
     if (!response.destroyed) response.writeHead(status, headers).end(answerText);
@@ -132,7 +146,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       body,
       json,
       signature,
-      explanation: signature === "invalid" && options.secret !== undefined ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()])) : undefined,
+      explanation:
+        signature === "invalid" && options.secret !== undefined
+          ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()]))
+          : undefined,
       status,
       answer: answerText,
       captured: wantsCapture && captureError === undefined,
@@ -176,7 +193,8 @@ function firstAnswer(method: string, signature: SignatureCheck, parsed: ParsedJs
  * to its last whole record).
  */
 function writeCapture(capture: AppendFile, lines: readonly string[]): { error: OutputWriteError; fatal: boolean } | undefined {
-  if (!capture.isStillAtPath()) return { error: new OutputWriteError(`could not write --out ${capture.path}: the file was removed or replaced while wh listened`), fatal: true };
+  if (!capture.isStillAtPath())
+    return { error: new OutputWriteError(`could not write --out ${capture.path}: the file was removed or replaced while wh listened`), fatal: true };
   capture.append(`${lines.join("\n")}\n`);
   try {
     capture.flush();

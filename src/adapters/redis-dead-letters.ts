@@ -11,7 +11,12 @@ export interface RedisDeadLetter {
 /** The dead-letter stream, oldest first; fields another program wrote come back as empty text. */
 export async function listDeadLetters(client: RedisClient, keys: QueueKeys): Promise<RedisDeadLetter[]> {
   const entries = await client.xRange(keys.deadLetters, "-", "+");
-  return (entries ?? []).map(({ id, message }) => ({ id, record: String(message.record ?? ""), entry: String(message.entry ?? ""), partition: Number(message.partition ?? 0) || 0 }));
+  return (entries ?? []).map(({ id, message }) => ({
+    id,
+    record: String(message.record ?? ""),
+    entry: String(message.entry ?? ""),
+    partition: Number(message.partition ?? 0) || 0,
+  }));
 }
 
 /** Puts dead letters back into their partitions (and off the dead-letter stream), in one transaction. */

@@ -149,7 +149,9 @@ export class PartitionLeases {
     clearTimeout(tenure.fence);
     tenure.lease.abort();
     const clean = tenure.swept && idle(tenure) ? "clean" : "unclean";
-    await this.client.eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, clean] }).catch(() => undefined);
+    await this.client
+      .eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, clean] })
+      .catch(() => undefined);
   }
 
   /** Heartbeat, lease renewal, taking or giving up partitions towards an even share, and claiming pending events. */
@@ -205,13 +207,26 @@ export class PartitionLeases {
   /** Takes the partition's lease if it is free; false when another forwarder holds it. */
   private async take(partition: number): Promise<boolean> {
     const sentAt = performance.now();
-    const taken = Number(await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
+    const taken = Number(
+      await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, String(LEASE_MS)] }),
+    );
     if (taken < 0) return false;
     const lease = new AbortController();
     // Every delivery in flight from the partition listens to it.
     setMaxListeners(0, lease.signal);
     const sweepAt = performance.now() + (taken === 1 ? TAKEOVER_WAIT_MS : 0);
-    const tenure: Tenure = { lease, validUntil: 0, fence: undefined, sweepAt, swept: false, draining: false, held: new Set(), reads: 0, acked: [], history: undefined };
+    const tenure: Tenure = {
+      lease,
+      validUntil: 0,
+      fence: undefined,
+      sweepAt,
+      swept: false,
+      draining: false,
+      held: new Set(),
+      reads: 0,
+      acked: [],
+      history: undefined,
+    };
     this.owned.set(partition, tenure);
     this.extend(partition, tenure, sentAt);
     return true;

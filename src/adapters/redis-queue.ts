@@ -49,7 +49,13 @@ export class RedisQueue {
     private readonly keys: QueueKeys,
   ) {
     this.leases = new PartitionLeases(client, keys, this.consumer, partitions);
-    this.commits = new Commits(client, keys, this.leases, (error) => this.handlers?.onError?.(error), () => this.stopped);
+    this.commits = new Commits(
+      client,
+      keys,
+      this.leases,
+      (error) => this.handlers?.onError?.(error),
+      () => this.stopped,
+    );
   }
 
   /**
@@ -77,7 +83,9 @@ export class RedisQueue {
     }
     if (options.partitions !== undefined && options.partitions !== recorded) {
       await client.destroy();
-      throw new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, { hint: `leave --partitions out, or give --partitions ${recorded}` });
+      throw new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, {
+        hint: `leave --partitions out, or give --partitions ${recorded}`,
+      });
     }
     return new RedisQueue(client, url, shown, recorded, keys);
   }
@@ -152,7 +160,11 @@ export class RedisQueue {
       multi.get(this.keys.lease(partition));
     }
     const replies = (await multi.exec()) as unknown[];
-    return Array.from({ length: this.partitions }, (_, partition) => ({ partition, waiting: Number(replies[partition * 2]), owner: (replies[partition * 2 + 1] as string | null) ?? null }));
+    return Array.from({ length: this.partitions }, (_, partition) => ({
+      partition,
+      waiting: Number(replies[partition * 2]),
+      owner: (replies[partition * 2 + 1] as string | null) ?? null,
+    }));
   }
 
   /** The dead-letter stream, oldest first; fields another program wrote come back as empty text. */

@@ -75,7 +75,17 @@ export class Segments {
   /** A segment file to keep track of; its ack file is opened (appended to when recovered). */
   track(start: number, path: string, acks: "append" | "truncate"): Segment {
     const acksFd = openOutputFile(`${path}.acks`, "the spool's acks", acks);
-    const segment: Segment = { start, path, records: 0, bytes: 0, ended: new Uint8Array(SEGMENT_RECORDS), endedCount: 0, acksFd, unwrittenAcks: "", sealed: false };
+    const segment: Segment = {
+      start,
+      path,
+      records: 0,
+      bytes: 0,
+      ended: new Uint8Array(SEGMENT_RECORDS),
+      endedCount: 0,
+      acksFd,
+      unwrittenAcks: "",
+      sealed: false,
+    };
     this.list.push(segment);
     return segment;
   }

@@ -43,7 +43,10 @@ export async function loadSyncState(path: string, kind: SyncKind, name: string, 
     throw new InputError(`--state ${path}: not a wh state file (${(error as Error).message})`, { cause: error });
   }
   const problem = stateFileProblem(parsed);
-  if (problem !== undefined) throw new InputError(`--state ${path}: ${problem}`, { hint: "nothing was sent; move the file aside to start again with a first sync (which sends every member or value)" });
+  if (problem !== undefined)
+    throw new InputError(`--state ${path}: ${problem}`, {
+      hint: "nothing was sent; move the file aside to start again with a first sync (which sends every member or value)",
+    });
   const file = parsed as StateFile;
   if (file.kind !== kind || file.trait !== trait) {
     throw new UsageError(`--state ${path}: the file holds the ${file.kind} ${JSON.stringify(file.name)}, not the ${kind} ${JSON.stringify(name)}`);
@@ -57,7 +60,8 @@ export async function loadSyncState(path: string, kind: SyncKind, name: string, 
  */
 function stateFileProblem(file: unknown): string | undefined {
   if (!isJsonObject(file) || file["wh-sync-state"] !== 1) return "not a wh state file";
-  if (file.kind !== "audience" && file.kind !== "trait") return `a corrupt state file: kind is ${file.kind === undefined ? "missing" : JSON.stringify(file.kind)}, not "audience" or "trait"`;
+  if (file.kind !== "audience" && file.kind !== "trait")
+    return `a corrupt state file: kind is ${file.kind === undefined ? "missing" : JSON.stringify(file.kind)}, not "audience" or "trait"`;
   if (typeof file.name !== "string" || typeof file.trait !== "string") return "a corrupt state file: name and trait must be strings";
   if (Array.isArray(file.values)) return "a corrupt state file: values is an array, not an object of userId: value";
   if (!isJsonObject(file.values)) return "a corrupt state file: values is missing or not an object of userId: value";
@@ -92,7 +96,8 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
     if (kind === "directory") throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
     // Renaming over a link would replace the link, not write through it; refused all the same, as every file wh writes.
     if (kind === "special") throw new UsageError(`--state ${path}: not a regular file`, { hint: "nothing was sent" });
-    if (kind === "link") throw new UsageError(`--state ${path}: is a symbolic link (wh does not write through links: give the real path)`, { hint: "nothing was sent" });
+    if (kind === "link")
+      throw new UsageError(`--state ${path}: is a symbolic link (wh does not write through links: give the real path)`, { hint: "nothing was sent" });
     fd = openOutputFile(temporary, "--state", "truncate");
   } catch (error) {
     lock.release();
@@ -109,7 +114,10 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
         fd = undefined;
         renameSync(temporary, path);
       } catch (error) {
-        throw new OutputWriteError(`could not save the state ${path}: ${describeOutputError(error, path)}`, { cause: error, hint: "what was delivered since the last saved state is sent again by the next sync" });
+        throw new OutputWriteError(`could not save the state ${path}: ${describeOutputError(error, path)}`, {
+          cause: error,
+          hint: "what was delivered since the last saved state is sent again by the next sync",
+        });
       }
     },
     close() {

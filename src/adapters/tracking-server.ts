@@ -133,7 +133,17 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   const settingsKey = request.method === "GET" ? settingsWriteKey(path) : undefined;
   if (settingsKey !== undefined) return answer(response, options.settings(settingsKey, reachedAt(request)), request);
   const call = trackingCall(path);
-  if (call === undefined) return refuse(response, request, options, path, 404, "not_found", `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch; analytics-next settings are GET /v1/projects/<writeKey>/settings)`, false);
+  if (call === undefined)
+    return refuse(
+      response,
+      request,
+      options,
+      path,
+      404,
+      "not_found",
+      `no such endpoint: ${request.method} ${path} (the tracking API is POST /v1/identify, /v1/track, /v1/page, /v1/screen, /v1/group, /v1/alias, /v1/batch; analytics-next settings are GET /v1/projects/<writeKey>/settings)`,
+      false,
+    );
   if (request.method === "OPTIONS") {
     request.resume();
     response.writeHead(204, preflightHeaders(request.headers["access-control-request-headers"])).end();
@@ -153,7 +163,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   if (!parsed.ok) return refuse(response, request, options, path, 400, "invalid_json", `the body is not JSON: ${parsed.error}`);
   const inexact = inexactNumberProblem(text);
   if (inexact !== undefined) return refuse(response, request, options, path, 400, "invalid_request", inexact);
-  const result = await options.accept({ path, call, body: parsed.value, authWriteKey: basicAuthWriteKey(request.headers.authorization), ip: request.socket.remoteAddress, bytes, headers: request.headers });
+  const result = await options.accept({
+    path,
+    call,
+    body: parsed.value,
+    authWriteKey: basicAuthWriteKey(request.headers.authorization),
+    ip: request.socket.remoteAddress,
+    bytes,
+    headers: request.headers,
+  });
   answer(response, result);
 }
 
@@ -168,7 +186,16 @@ function reachedAt(request: IncomingMessage): string {
   return `${address.includes(":") ? `[${address}]` : address}:${request.socket.localPort}`;
 }
 
-function refuse(response: ServerResponse, request: IncomingMessage, options: TrackingServerOptions, path: string, status: number, code: TrackingErrorCode, message: string, cors = true): void {
+function refuse(
+  response: ServerResponse,
+  request: IncomingMessage,
+  options: TrackingServerOptions,
+  path: string,
+  status: number,
+  code: TrackingErrorCode,
+  message: string,
+  cors = true,
+): void {
   options.onRefused?.(path, { status, code, message });
   answer(response, { status, body: { success: false, code, message } }, request, cors);
 }

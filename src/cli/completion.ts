@@ -60,7 +60,9 @@ export function completionScript(shell: string): string {
     case "fish":
       return fishScript(infos);
     default:
-      throw new UsageError(`wh completion ${JSON.stringify(shell)}: expected one of ${SHELLS.join(", ")}`, { hint: 'eval "$(wh completion bash)" in ~/.bashrc' });
+      throw new UsageError(`wh completion ${JSON.stringify(shell)}: expected one of ${SHELLS.join(", ")}`, {
+        hint: 'eval "$(wh completion bash)" in ~/.bashrc',
+      });
   }
 }
 

@@ -17,7 +17,16 @@ export function printDryRun(output: Output, request: DryRunRequest, destination:
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
     const url = redactUrl(target.url);
-    output.record({ ...context, dryRun: true, method: destination.method, url, headers: shown, signature: headers[SIGNATURE_HEADER] ?? null, body, ...(dropped.length === 0 ? {} : { notCarried: dropped }) });
+    output.record({
+      ...context,
+      dryRun: true,
+      method: destination.method,
+      url,
+      headers: shown,
+      signature: headers[SIGNATURE_HEADER] ?? null,
+      body,
+      ...(dropped.length === 0 ? {} : { notCarried: dropped }),
+    });
     if (output.json) continue;
     const lines = [`${destination.method} ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body];
     if (request.signedText !== undefined) lines.push("(X-Signature covers the first event only, as Segment signs batches)");
@@ -52,7 +61,13 @@ export function renderVerboseEvent(output: Output, label: string, body: string, 
   if (event.type === "attempt") {
     const target = destination.targets.find((each) => redactUrl(each.url) === event.url);
     const headers = target === undefined ? {} : headersShown(buildRequestHeaders(body, USER_AGENT, destination.sharedSecret), target);
-    output.log(`${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("; "))}`);
+    output.log(
+      `${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(
+        Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}`)
+          .join("; "),
+      )}`,
+    );
   } else if (event.type === "response") {
     output.log(`${c.dim(label)} ${event.url} attempt ${event.attempt}: ${describeOutcome(event.outcome)} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`);
   }

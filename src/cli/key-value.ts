@@ -13,7 +13,12 @@ const UNSAFE_KEYS = new Set(["__proto__", "constructor", "prototype"]);
  * would change. A pair may replace what `target` held (--data's), but not what an earlier pair
  * set: `a=1` then `a.b=2` would drop `a=1` without a word, so it is a usage error.
  */
-export function assignKeyValues(flag: string, pairs: readonly string[], target: Record<string, unknown> = {}, stringPaths: ReadonlySet<string> = new Set()): Record<string, unknown> {
+export function assignKeyValues(
+  flag: string,
+  pairs: readonly string[],
+  target: Record<string, unknown> = {},
+  stringPaths: ReadonlySet<string> = new Set(),
+): Record<string, unknown> {
   const earlier = new Map<string, string>();
   for (const pair of pairs) {
     const equals = pair.indexOf("=");
@@ -21,8 +26,11 @@ export function assignKeyValues(flag: string, pairs: readonly string[], target: 
     const dotted = pair.slice(0, equals);
     const path = dotted.split(".");
     if (path.some((part) => part === "" || UNSAFE_KEYS.has(part))) throw new UsageError(`${flag} ${JSON.stringify(pair)}: invalid key`);
-    const clash = [...earlier].find(([other]) => other === dotted || other.startsWith(`${dotted}.`) || (dotted.startsWith(`${other}.`) && overwrites(target, path)));
-    if (clash !== undefined) throw new UsageError(`${flag} ${JSON.stringify(pair)} conflicts with ${flag} ${JSON.stringify(clash[1])}: one would overwrite the other`);
+    const clash = [...earlier].find(
+      ([other]) => other === dotted || other.startsWith(`${dotted}.`) || (dotted.startsWith(`${other}.`) && overwrites(target, path)),
+    );
+    if (clash !== undefined)
+      throw new UsageError(`${flag} ${JSON.stringify(pair)} conflicts with ${flag} ${JSON.stringify(clash[1])}: one would overwrite the other`);
     earlier.set(dotted, pair);
     let node = target;
     for (const key of path.slice(0, -1)) {

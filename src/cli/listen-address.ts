@@ -15,7 +15,11 @@ export function listenFailure(port: number, host: string): (error: unknown) => n
 const LISTEN_ERRORS: Record<string, { flag: "--port" | "--host"; text: string; hint?: string }> = {
   EADDRINUSE: { flag: "--port", text: "the port is in use", hint: "pick another with --port, or --port 0 for any free one" },
   EACCES: { flag: "--port", text: "permission denied", hint: "ports below 1024 need privileges: pick a higher one" },
-  EADDRNOTAVAIL: { flag: "--host", text: "no network interface of this machine has that address", hint: "use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)" },
+  EADDRNOTAVAIL: {
+    flag: "--host",
+    text: "no network interface of this machine has that address",
+    hint: "use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)",
+  },
   ENOTFOUND: { flag: "--host", text: "not an IP address or a host name that resolves" },
   EAI_AGAIN: { flag: "--host", text: "the host name could not be resolved (DNS did not answer)" },
   EAI_NONAME: { flag: "--host", text: "not an IP address or a host name that resolves" },

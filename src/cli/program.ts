@@ -22,7 +22,9 @@ function addFlags(target: Commander, table: FlagTable, required: readonly string
 /** The values the user gave (not the defaults), as typed: what a resume command must repeat. */
 function givenValues(command: Commander, table: FlagTable): Record<string, unknown> {
   const values = command.optsWithGlobals();
-  return Object.fromEntries(Object.keys(table).flatMap((key) => (values[key] === undefined || command.getOptionValueSourceWithGlobals(key) === "default" ? [] : [[key, values[key]]])));
+  return Object.fromEntries(
+    Object.keys(table).flatMap((key) => (values[key] === undefined || command.getOptionValueSourceWithGlobals(key) === "default" ? [] : [[key, values[key]]])),
+  );
 }
 
 /** Builds commander's command for one registry entry, under its parent (defined before it). */

@@ -117,7 +117,9 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
       if (verbose) return; // the verbose line has said it
       const classification = classifyOutcome(event.outcome);
       const paint = classification === "success" ? c.green : classification === "retryable" ? c.yellow : c.red;
-      output.log(`${c.dim(label)} ${event.url} attempt ${event.attempt}: ${paint(describeOutcome(event.outcome))} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`);
+      output.log(
+        `${c.dim(label)} ${event.url} attempt ${event.attempt}: ${paint(describeOutcome(event.outcome))} ${c.dim(`(${formatDurationMs(event.durationMs)})`)}`,
+      );
       return;
     }
     case "retry":
@@ -148,5 +150,7 @@ export function noteUnsigned(output: Output, destinations: readonly Destination[
   if (unsigned.length === 0) return;
   const sources = unsigned.map((destination) => destination.source).filter((source) => source !== undefined);
   const which = sources.length === 0 ? "" : ` for ${sources.join(", ")}`;
-  output.log(output.err.yellow(`note: no shared secret${which}: requests are sent unsigned, without X-Signature (set WH_SHARED_SECRET, --secret-file or sharedSecret)`));
+  output.log(
+    output.err.yellow(`note: no shared secret${which}: requests are sent unsigned, without X-Signature (set WH_SHARED_SECRET, --secret-file or sharedSecret)`),
+  );
 }

@@ -30,7 +30,14 @@ function reportError(error: unknown, io: CliIo, json: boolean): number {
   if (error instanceof WhError) {
     io.stderr.write(`wh: ${error.message}\n`);
     if (error.hint !== undefined) io.stderr.write(`  ${error.hint}\n`);
-    if (json) writeJsonError(io, { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }), ...(error instanceof ConfigError ? { issues: error.issues } : {}), exitCode: error.exitCode });
+    if (json)
+      writeJsonError(io, {
+        code: error.code,
+        message: error.message,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        ...(error instanceof ConfigError ? { issues: error.issues } : {}),
+        exitCode: error.exitCode,
+      });
     return error.exitCode;
   }
   if (json) writeJsonError(io, { code: "E_INTERNAL", message: error instanceof Error ? error.message : String(error), exitCode: 70 });

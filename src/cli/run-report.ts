@@ -31,7 +31,9 @@ export function renderRun(
     notes: () =>
       notCarried.size === 0
         ? []
-        : [`not carried by the classic shape (use --mode actions to send whole events): ${[...notCarried].map(([field, count]) => `${field} (${count})`).join(", ")}`],
+        : [
+            `not carried by the classic shape (use --mode actions to send whole events): ${[...notCarried].map(([field, count]) => `${field} (${count})`).join(", ")}`,
+          ],
     onDeliveryEvent: verbose
       ? (job, event) => renderVerboseEvent(output, job.label ?? `line ${job.number}`, job.prepared.ok ? job.prepared.message.body : "", destination, event)
       : undefined,
@@ -48,7 +50,8 @@ export function renderRun(
 function renderOutcome(output: Output, job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined): void {
   if (outcome === "interrupted") return;
   // A reason can quote the input line, which may be a capture of what a sender sent.
-  if (outcome === "invalid" || outcome === "failed") output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${untrusted(String(reason))}`));
+  if (outcome === "invalid" || outcome === "failed")
+    output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${untrusted(String(reason))}`));
   if (!output.json || outcome === "dry-run") return;
   const message = job.prepared.ok ? job.prepared.message : undefined;
   output.record({
@@ -83,7 +86,6 @@ function describeCounts(counts: OutcomeCounts): string {
   return `${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed`;
 }
 
-
 /**
  * A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. It
  * uses the summary's words, and says why deliveries wait (each URL's last answer or error, when
@@ -107,7 +109,10 @@ function startProgress(output: Output, progress: () => RunProgress): { stop(): v
   };
   if (output.quiet) return { stop: () => undefined };
   const interactive = output.interactive;
-  const timer = setInterval(() => (interactive ? void output.spin(describe()) : output.log(describe())), interactive ? 100 : (output.timings.progressEveryMs ?? PROGRESS_EVERY_MS));
+  const timer = setInterval(
+    () => (interactive ? void output.spin(describe()) : output.log(describe())),
+    interactive ? 100 : (output.timings.progressEveryMs ?? PROGRESS_EVERY_MS),
+  );
   timer.unref();
   return {
     stop: () => {
@@ -145,13 +150,24 @@ export async function printCompleteRun(output: Output, files: RunFiles, stream: 
     deadLetters = files.finish(undefined, false);
   }
   const { counts } = state;
-  const summary: RunSummary = { ...emptyCounts(), unfinished: 0, dryRun: 0, alreadyFinished: state.lines, earlier: counts, writeError: undefined, elapsedMs: 0, eventsPerSecond: 0 };
+  const summary: RunSummary = {
+    ...emptyCounts(),
+    unfinished: 0,
+    dryRun: 0,
+    alreadyFinished: state.lines,
+    earlier: counts,
+    writeError: undefined,
+    elapsedMs: 0,
+    eventsPerSecond: 0,
+  };
   const runExit = runExitCode(summary, false);
   output.record({ summary: true, complete: true, ...counts, deadLetter: deadLetters ?? null, runExitCode: runExit });
   output.result(`complete already: ${describeCounts(counts)}; nothing was sent`);
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
   if (runExit !== 0) {
-    output.result(`the run ended with exit ${runExit} (${counts.invalid} invalid, ${counts.failed} failed); nothing is left to resume, so this exits 0 (run without --resume to send it all again)`);
+    output.result(
+      `the run ended with exit ${runExit} (${counts.invalid} invalid, ${counts.failed} failed); nothing is left to resume, so this exits 0 (run without --resume to send it all again)`,
+    );
   }
   return 0;
 }

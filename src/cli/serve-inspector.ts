@@ -29,7 +29,13 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
       for (const event of request.events ?? []) {
         last += 1;
         ids.set(String(event.messageId), last);
-        state.inspector.add(eventEntry(last, request, event, { verdict: "accepted", reason: request.source === undefined ? undefined : `source ${request.source}`, answer: '{"success":true}' }));
+        state.inspector.add(
+          eventEntry(last, request, event, {
+            verdict: "accepted",
+            reason: request.source === undefined ? undefined : `source ${request.source}`,
+            answer: '{"success":true}',
+          }),
+        );
       }
       // A rejected event is shown beside the accepted ones: the SDK was told 200, so here is where it shows.
       for (const rejection of request.rejected) {
@@ -50,7 +56,10 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
     ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
       if (outcome === "delivered" || outcome === "interrupted") return;
       const id = entryOf(job);
-      if (id !== undefined) state.inspector.update(id, (entry) => entry.deliveries?.push({ text: `${outcome}${reason === undefined ? "" : `: ${reason}`}`, outcome: outcome === "skipped" ? "unchecked" : "failed" }));
+      if (id !== undefined)
+        state.inspector.update(id, (entry) =>
+          entry.deliveries?.push({ text: `${outcome}${reason === undefined ? "" : `: ${reason}`}`, outcome: outcome === "skipped" ? "unchecked" : "failed" }),
+        );
     },
   };
   state.inspector = await startInspector({
@@ -63,7 +72,11 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
       if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
       const { destination, body } = delivered;
       const url = request.url ?? destination.targets[0]?.url.href ?? "";
-      const result = await resendRequest({ method: destination.method, headers: {}, body: Buffer.from(body) }, { url, resignWith: destination.sharedSecret }, env).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
+      const result = await resendRequest(
+        { method: destination.method, headers: {}, body: Buffer.from(body) },
+        { url, resignWith: destination.sharedSecret },
+        env,
+      ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
       state.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
       output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} event ${id}: ${result.text}`);
       return { text: result.text, outcome: result.outcome };
@@ -73,7 +86,12 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
 }
 
 /** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */
-function eventEntry(id: number, request: AcceptedRequest, sent: unknown, { verdict, reason, answer }: { verdict: InspectorEntry["verdict"]; reason: string | undefined; answer: string }): InspectorEntry {
+function eventEntry(
+  id: number,
+  request: AcceptedRequest,
+  sent: unknown,
+  { verdict, reason, answer }: { verdict: InspectorEntry["verdict"]; reason: string | undefined; answer: string },
+): InspectorEntry {
   const event = isJsonObject(sent) ? sent : {};
   const body = JSON.stringify(sent) ?? "";
   return {

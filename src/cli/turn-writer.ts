@@ -36,6 +36,10 @@ export class TurnWriter extends Writable {
     if (this.held.length === 0) return;
     const chunks = this.held;
     this.held = [];
-    this.target.write(chunks.every((chunk) => typeof chunk === "string") ? chunks.join("") : Buffer.concat(chunks.map((chunk) => (typeof chunk === "string" ? Buffer.from(chunk) : chunk))));
+    this.target.write(
+      chunks.every((chunk) => typeof chunk === "string")
+        ? chunks.join("")
+        : Buffer.concat(chunks.map((chunk) => (typeof chunk === "string" ? Buffer.from(chunk) : chunk))),
+    );
   }
 }

@@ -94,7 +94,8 @@ function batchUrl(endpoint: string | undefined): URL {
   } catch {
     throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an absolute URL`);
   }
-  if (base.protocol !== "http:" && base.protocol !== "https:") throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an http or https URL`);
+  if (base.protocol !== "http:" && base.protocol !== "https:")
+    throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an http or https URL`);
   return new URL(`${base.pathname.replace(/\/+$/, "")}/v1/batch`, base);
 }
 

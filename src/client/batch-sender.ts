@@ -116,17 +116,26 @@ export class BatchSender {
     else if (report.outcome === "aborted") this.events.emit("aborted", result);
     else {
       const target = report.targets[0];
-      this.settings.log?.(`analytics: batch of ${messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`);
+      this.settings.log?.(
+        `analytics: batch of ${messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`,
+      );
       this.events.emit("failure", result);
     }
   }
 
   private onDeliveryEvent(event: DeliveryEvent, messages: QueuedMessage[]): void {
     const log = this.settings.log;
-    if (event.type === "response") log?.(`analytics: response ${describeOutcome(event.outcome)} in ${formatDurationMs(event.durationMs)} (attempt ${event.attempt})`);
+    if (event.type === "response")
+      log?.(`analytics: response ${describeOutcome(event.outcome)} in ${formatDurationMs(event.durationMs)} (attempt ${event.attempt})`);
     if (event.type === "retry") {
       log?.(`analytics: retry in ${formatDurationMs(event.delayMs)}`);
-      this.events.emit("retry", { messages, attempt: event.attempt, delayMs: event.delayMs, reason: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs });
+      this.events.emit("retry", {
+        messages,
+        attempt: event.attempt,
+        delayMs: event.delayMs,
+        reason: describeOutcome(event.outcome),
+        giveUpAtMs: event.giveUpAtMs,
+      });
     }
   }
 }

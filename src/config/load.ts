@@ -16,7 +16,10 @@ export interface LoadedConfig {
  */
 export async function loadConfig(cwd: string, configPath?: string): Promise<LoadedConfig> {
   // A byte-order mark before JSON or YAML is read past, as everywhere else in wh.
-  const withoutBom = (load: Loader): Loader => (filepath, content) => load(filepath, stripBom(content));
+  const withoutBom =
+    (load: Loader): Loader =>
+    (filepath, content) =>
+      load(filepath, stripBom(content));
   const loaders = {
     ".json": withoutBom(defaultLoaders[".json"]),
     ".yaml": withoutBom(defaultLoaders[".yaml"]),
@@ -54,7 +57,8 @@ function describeLoadError(error: unknown, fallback: string): { source: string; 
   }
   const message = error instanceof Error ? error.message : String(error);
   // cosmiconfig's own message names only the extension, never the file's text.
-  if (message.startsWith("No loader specified for")) return { source, problem: `${message.replace("No loader specified for", "no loader for")}: use .json, .yaml, .yml, .js, .cjs, .mjs or .ts` };
+  if (message.startsWith("No loader specified for"))
+    return { source, problem: `${message.replace("No loader specified for", "no loader for")}: use .json, .yaml, .yml, .js, .cjs, .mjs or .ts` };
   if (details.name === "JSONError") {
     const token = /Unexpected (token '.'|end of JSON input|non-whitespace character)/.exec(message)?.[0];
     return { source, problem: `not valid JSON${token === undefined ? "" : ` (${token.replace("Unexpected", "unexpected")})`}` };

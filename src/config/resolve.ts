@@ -127,7 +127,8 @@ function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhC
   const batchSize = flags.batchSize ?? choice.batchSize ?? config.batchSize ?? 1;
   // The classic destination posts one event per request: PUT, PATCH and batches are Actions'.
   if (mode === "classic" && method !== "POST") throw new UsageError(`--method ${method} needs --mode actions (the classic destination only POSTs)`);
-  if (mode === "classic" && batchSize > 1) throw new UsageError(`--batch-size ${batchSize} needs --mode actions (the classic destination sends one event per request)`);
+  if (mode === "classic" && batchSize > 1)
+    throw new UsageError(`--batch-size ${batchSize} needs --mode actions (the classic destination sends one event per request)`);
   return { mode, method, batchSize };
 }
 

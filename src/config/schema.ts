@@ -105,7 +105,12 @@ const sourcesSchema = z.record(nonEmpty, sourceSchema).check(
       if (writeKey === undefined) continue;
       const first = firstWithKey.get(writeKey);
       if (first === undefined) firstWithKey.set(writeKey, name);
-      else ctx.addIssue({ code: "custom", path: [name, "writeKey"], message: `the same writeKey as ${formatPath(["sources", first])} (wh serve routes requests by write key: each source needs its own)` });
+      else
+        ctx.addIssue({
+          code: "custom",
+          path: [name, "writeKey"],
+          message: `the same writeKey as ${formatPath(["sources", first])} (wh serve routes requests by write key: each source needs its own)`,
+        });
     }
   }),
 );

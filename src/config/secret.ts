@@ -35,7 +35,11 @@ export async function secretFromFlagsOrEnv(flags: SecretFlags, env: NodeJS.Proce
  * config file's sharedSecret (or that of --source), loaded only when the others are absent so
  * that these commands start without cosmiconfig and zod.
  */
-export async function requireSecret(flags: SecretFlags & { config?: string | undefined; source?: string | undefined }, env: NodeJS.ProcessEnv, cwd: string): Promise<string> {
+export async function requireSecret(
+  flags: SecretFlags & { config?: string | undefined; source?: string | undefined },
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<string> {
   const found = await secretFromFlagsOrEnv(flags, env, cwd);
   if (found !== undefined) return found.value;
   const { loadConfig } = await import("./load.js");
@@ -43,7 +47,9 @@ export async function requireSecret(flags: SecretFlags & { config?: string | und
   const { chooseSources } = await import("./resolve.js");
   const secret = config.sources === undefined && flags.source === undefined ? config.sharedSecret : chooseSources(config, flags.source, "one")[0]?.sharedSecret;
   if (secret !== undefined) return secret;
-  throw new UsageError("no shared secret", { hint: "pass --secret-file FILE or set WH_SHARED_SECRET (or --secret, which other users can see in the process list)" });
+  throw new UsageError("no shared secret", {
+    hint: "pass --secret-file FILE or set WH_SHARED_SECRET (or --secret, which other users can see in the process list)",
+  });
 }
 
 /** Reads a secret file (relative to `cwd`); one trailing newline (as editors write) is not part of the secret. */

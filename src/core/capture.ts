@@ -23,15 +23,27 @@ export interface CaptureRecord {
 
 /** The capture lines of one request (no newlines): one record, or one per event of a batch. */
 export function captureLines(request: { receivedAt: Date; method: string; path: string; headers: IncomingHttpHeaders; body: Buffer }, json: unknown): string[] {
-  const base = { receivedAt: request.receivedAt.toISOString(), method: request.method, path: redactRequestTarget(request.path), headers: redactHeaders(request.headers) };
-  if (Array.isArray(json)) return json.map((event, index) => JSON.stringify({ ...base, body: JSON.stringify(event), batch: { index, count: json.length } } satisfies CaptureRecord));
+  const base = {
+    receivedAt: request.receivedAt.toISOString(),
+    method: request.method,
+    path: redactRequestTarget(request.path),
+    headers: redactHeaders(request.headers),
+  };
+  if (Array.isArray(json))
+    return json.map((event, index) => JSON.stringify({ ...base, body: JSON.stringify(event), batch: { index, count: json.length } } satisfies CaptureRecord));
   return [JSON.stringify({ ...base, body: request.body.toString("utf8") } satisfies CaptureRecord)];
 }
 
 /** A parsed NDJSON value that is a capture record (not a message): its fields, else undefined. */
 export function asCaptureRecord(value: unknown): CaptureRecord | undefined {
   if (!isJsonObject(value)) return undefined;
-  const isRecord = typeof value.body === "string" && typeof value.method === "string" && typeof value.path === "string" && typeof value.receivedAt === "string" && typeof value.headers === "object" && value.headers !== null;
+  const isRecord =
+    typeof value.body === "string" &&
+    typeof value.method === "string" &&
+    typeof value.path === "string" &&
+    typeof value.receivedAt === "string" &&
+    typeof value.headers === "object" &&
+    value.headers !== null;
   return isRecord ? (value as unknown as CaptureRecord) : undefined;
 }
 
@@ -45,7 +57,8 @@ export type CaptureVerdict = "valid" | "valid-batch" | "batch-event" | "invalid"
 export function verifyCapture(secret: string, record: CaptureRecord): { verdict: CaptureVerdict; reason?: string } {
   const signature = Object.entries(record.headers).find(([name]) => name.toLowerCase() === SIGNATURE_HEADER.toLowerCase())?.[1];
   if (signature === undefined) return { verdict: "missing", reason: `no ${SIGNATURE_HEADER} header` };
-  if (record.batch !== undefined && record.batch.index > 0) return { verdict: "batch-event", reason: `event ${record.batch.index + 1} of ${record.batch.count} of a batch signed over its first event` };
+  if (record.batch !== undefined && record.batch.index > 0)
+    return { verdict: "batch-event", reason: `event ${record.batch.index + 1} of ${record.batch.count} of a batch signed over its first event` };
   const body = Buffer.from(record.body, "utf8");
   const verdict = verifyBody(secret, body, signature);
   // A batch's first event is recorded as that event's text, which is what the signature covers.

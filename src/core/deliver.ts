@@ -18,7 +18,12 @@ export type TransportResult = AttemptOutcome;
  */
 export interface HttpTransport {
   /** Sends the body with `method` (default POST). */
-  post(url: URL, headers: Record<string, string>, body: string | Uint8Array, options: { signal: AbortSignal; timeoutMs: number; method?: "POST" | "PUT" | "PATCH" | undefined }): Promise<TransportResult>;
+  post(
+    url: URL,
+    headers: Record<string, string>,
+    body: string | Uint8Array,
+    options: { signal: AbortSignal; timeoutMs: number; method?: "POST" | "PUT" | "PATCH" | undefined },
+  ): Promise<TransportResult>;
 }
 
 export type DeliveryEvent =
@@ -108,9 +113,7 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
   const targets =
-    only !== undefined
-      ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)]
-      : await deliverToEach(body, headers, options);
+    only !== undefined ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(body, headers, options);
   const delivered = targets.find((target) => target.result === "delivered");
   const report: DeliveryReport = {
     outcome: delivered !== undefined ? "delivered" : options.signal?.aborted ? "aborted" : "failed",

@@ -14,18 +14,22 @@ export function explainMismatch(secret: string, body: Uint8Array, signature: str
   if (trimmed !== text && matches(trimmed)) {
     return "the signature matches the body without its trailing newline: a newline was added after signing (echo, an editor or a here-doc); verify the exact bytes that were received";
   }
-  if (matches(`${text}\n`)) return "the signature matches the body with a trailing newline: the final newline was lost; verify the exact bytes that were received";
+  if (matches(`${text}\n`))
+    return "the signature matches the body with a trailing newline: the final newline was lost; verify the exact bytes that were received";
   const events = batchEvents(trimmed);
   if (events !== undefined) {
     const signed = events.findIndex((event) => matches(JSON.stringify(event)));
-    if (signed > 0) return `this is a batch of ${events.length} events and the signature is that of event ${signed + 1}: Segment signs a batch over its first event's compact serialisation`;
-    if (matches(JSON.stringify(events))) return "this is a batch and the signature covers the whole array: Segment's Actions destination signs only the first event's compact serialisation";
+    if (signed > 0)
+      return `this is a batch of ${events.length} events and the signature is that of event ${signed + 1}: Segment signs a batch over its first event's compact serialisation`;
+    if (matches(JSON.stringify(events)))
+      return "this is a batch and the signature covers the whole array: Segment's Actions destination signs only the first event's compact serialisation";
   }
   const variant = reserialisations(trimmed).find(([, candidate]) => candidate !== text && matches(candidate));
   if (variant !== undefined) {
     return `the signature matches the same JSON serialised ${variant[0]}: the body was parsed and serialised again before verifying; verify the raw bytes as received, before any JSON parsing`;
   }
-  if (events !== undefined) return `no usual variant matches; this body is a batch of ${events.length} events, whose signature Segment computes over the first event's compact serialisation only: the signature was made with another secret, or over other events`;
+  if (events !== undefined)
+    return `no usual variant matches; this body is a batch of ${events.length} events, whose signature Segment computes over the first event's compact serialisation only: the signature was made with another secret, or over other events`;
   return "no usual variant of this body matches: the signature was made with another secret, or over another body";
 }
 
@@ -47,7 +51,13 @@ function reserialisations(text: string): [string, string][] {
     ["with sorted keys", JSON.stringify(sortKeys(value))],
     ["with non-ASCII characters escaped", compact.replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`)],
     ["with slashes escaped", compact.replaceAll("/", "\\/")],
-    ["with spaces after separators", JSON.stringify(value, null, 1).replace(/\n\s*/g, " ").replace(/([[{]) /g, "$1").replace(/ ([\]}])/g, "$1")],
+    [
+      "with spaces after separators",
+      JSON.stringify(value, null, 1)
+        .replace(/\n\s*/g, " ")
+        .replace(/([[{]) /g, "$1")
+        .replace(/ ([\]}])/g, "$1"),
+    ],
   ];
 }
 
@@ -60,4 +70,3 @@ function sortKeys(value: unknown): unknown {
       .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
   );
 }
-

@@ -110,7 +110,10 @@ export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecisi
   const delayMs = Math.max(retryAfterMs ?? 0, backoffMs(input.attempt, input.random, policy));
   if (input.nowMs + delayMs - input.firstAttemptAtMs > policy.windowMs) {
     const asked = retryAfterMs !== undefined && retryAfterMs === delayMs;
-    return { action: "give-up", reason: asked ? `Retry-After asks to wait ${formatDurationMs(retryAfterMs)}, past the end of the retry window` : "retry window closed" };
+    return {
+      action: "give-up",
+      reason: asked ? `Retry-After asks to wait ${formatDurationMs(retryAfterMs)}, past the end of the retry window` : "retry window closed",
+    };
   }
   return { action: "retry", delayMs };
 }

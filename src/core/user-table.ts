@@ -31,7 +31,9 @@ export function findUserColumns(first: readonly string[], wantValue: boolean, cs
   const user = header.findIndex((cell) => USER_ID_COLUMN.test(cell));
   if (user === -1) {
     if (csv || header.length > (wantValue ? 2 : 1)) {
-      return { error: `no user column: the header (${header.map((cell) => JSON.stringify(cell)).join(", ")}) has no userId or user_id column; name the column that holds the user ids userId` };
+      return {
+        error: `no user column: the header (${header.map((cell) => JSON.stringify(cell)).join(", ")}) has no userId or user_id column; name the column that holds the user ids userId`,
+      };
     }
     // No header: one userId per line, or userId,value.
     return { user: 0, value: wantValue ? 1 : undefined, header: false };

@@ -47,7 +47,12 @@ export interface DelivererOptions {
 }
 
 export async function createDeliverer(settings: DeliverySettings, options: DelivererOptions = {}): Promise<Deliverer> {
-  const transport = createUndiciTransport({ ca: await readCaFiles(settings.caFiles, settings.cwd), env: options.env, keepEveryBody: options.keepEveryBody, connectTimeoutMs: settings.timeoutMs });
+  const transport = createUndiciTransport({
+    ca: await readCaFiles(settings.caFiles, settings.cwd),
+    env: options.env,
+    keepEveryBody: options.keepEveryBody,
+    connectTimeoutMs: settings.timeoutMs,
+  });
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
   let retrying = 0;
   // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.

@@ -18,11 +18,19 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
     targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
   });
   const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
-  const how = [destination.source === undefined ? "" : `source ${destination.source}`, destination.mode === "classic" ? "" : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`].filter(Boolean);
+  const how = [
+    destination.source === undefined ? "" : `source ${destination.source}`,
+    destination.mode === "classic"
+      ? ""
+      : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`,
+  ].filter(Boolean);
   const hidden: [string, string][] = destination.targets.flatMap((target) => {
     const where = destination.targets.length === 1 ? "" : ` for ${redactUrl(target.url)}`;
     // The URL itself, for what its description masks (a password, a token in the query).
-    return [[`the URL ${redactUrl(target.url)}`, target.url.href], ...Object.entries(target.headers).map(([name, value]): [string, string] => [`header ${name}${where}`, value])];
+    return [
+      [`the URL ${redactUrl(target.url)}`, target.url.href],
+      ...Object.entries(target.headers).map(([name, value]): [string, string] => [`header ${name}${where}`, value]),
+    ];
   });
   return identity(canonical, how.length === 0 ? urls : `${urls} (${how.join("; ")})`, hidden);
 }

@@ -28,7 +28,9 @@ export async function resendRequest(
   const url = new URL(target.url);
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${target.url} is not an http or https URL`);
   const headers = Object.fromEntries(
-    Object.entries(forwardableHeaders(request.headers)).filter(([name]) => !ENGINE_HEADERS.has(name.toLowerCase()) && !(target.resignWith !== undefined && name.toLowerCase() === SIGNATURE_HEADER.toLowerCase())),
+    Object.entries(forwardableHeaders(request.headers)).filter(
+      ([name]) => !ENGINE_HEADERS.has(name.toLowerCase()) && !(target.resignWith !== undefined && name.toLowerCase() === SIGNATURE_HEADER.toLowerCase()),
+    ),
   );
   const method = (["POST", "PUT", "PATCH"].includes(request.method) ? request.method : "POST") as HttpMethod;
   const destination: Destination = {
@@ -44,12 +46,19 @@ export async function resendRequest(
     timeoutMs: 5_000,
   };
   // No CA files, so no directory to read them from.
-  const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], cwd: "/", timeoutMs: 5_000, retryWindowMs: 60_000, maxAttempts: 1 }, { env, keepEveryBody: true });
+  const deliverer = await createDeliverer(
+    { configPath: undefined, destinations: [destination], caFiles: [], cwd: "/", timeoutMs: 5_000, retryWindowMs: 60_000, maxAttempts: 1 },
+    { env, keepEveryBody: true },
+  );
   try {
     const report = await deliverer.deliver(request.body.toString("utf8"), destination);
     const last = report.targets[0]?.last;
     const how = target.resignWith === undefined ? "as it came" : "re-signed";
-    return { text: `resent ${how} to ${redactUrl(url)}: ${describeOutcome(last)} (${Math.round(report.durationMs)} ms)`, outcome: report.outcome === "delivered" ? "delivered" : "failed", report };
+    return {
+      text: `resent ${how} to ${redactUrl(url)}: ${describeOutcome(last)} (${Math.round(report.durationMs)} ms)`,
+      outcome: report.outcome === "delivered" ? "delivered" : "failed",
+      report,
+    };
   } finally {
     await deliverer.close();
   }

@@ -24,9 +24,12 @@ export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, fi
       lastNumber = line.number;
       if (cursor < lines.length && line.number === lines[cursor]) {
         if (lineHash(line.text) !== hashes[cursor]) {
-          throw new UsageError(`--resume: line ${line.number} of ${inputName} is not the line the journal recorded as finished: the input changed since the run began; nothing was sent`, {
-            hint: "restore the input the run began with, or run without --resume to send it all from the top",
-          });
+          throw new UsageError(
+            `--resume: line ${line.number} of ${inputName} is not the line the journal recorded as finished: the input changed since the run began; nothing was sent`,
+            {
+              hint: "restore the input the run began with, or run without --resume to send it all from the top",
+            },
+          );
         }
         cursor += 1;
       } else held.push(line);
@@ -37,9 +40,12 @@ export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, fi
     }
   }
   if (cursor < lines.length) {
-    throw new UsageError(`--resume: the journal records line ${lines[cursor]} of ${inputName} as finished, but the input has ${lastNumber} lines: it changed since the run began; nothing was sent`, {
-      hint: "restore the input the run began with, or run without --resume to send it all from the top",
-    });
+    throw new UsageError(
+      `--resume: the journal records line ${lines[cursor]} of ${inputName} as finished, but the input has ${lastNumber} lines: it changed since the run began; nothing was sent`,
+      {
+        hint: "restore the input the run began with, or run without --resume to send it all from the top",
+      },
+    );
   }
   if (held.length > 0) yield held;
 }

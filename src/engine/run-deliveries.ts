@@ -112,7 +112,13 @@ class DeliveryRun {
 
   async run(jobs: AsyncIterable<readonly DeliveryJob[]>): Promise<RunSummary> {
     const { options, recorder } = this;
-    const progress = options.startProgress?.(() => ({ counts: recorder.counts, retrying: options.sender?.retrying ?? 0, waiting: options.sender?.waiting() ?? [], fraction: this.fraction(), startedAt: this.startedAt }));
+    const progress = options.startProgress?.(() => ({
+      counts: recorder.counts,
+      retrying: options.sender?.retrying ?? 0,
+      waiting: options.sender?.waiting() ?? [],
+      fraction: this.fraction(),
+      startedAt: this.startedAt,
+    }));
     try {
       await this.read(jobs);
       await this.pool.drain();
@@ -123,7 +129,13 @@ class DeliveryRun {
     }
     const elapsedMs = Date.now() - this.startedAt;
     const ended = recorder.counts.delivered + recorder.counts.failed;
-    return { ...recorder.counts, earlier: options.earlier ?? emptyCounts(), writeError: recorder.writeError, elapsedMs, eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended };
+    return {
+      ...recorder.counts,
+      earlier: options.earlier ?? emptyCounts(),
+      writeError: recorder.writeError,
+      elapsedMs,
+      eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended,
+    };
   }
 
   /** Reads until the input ends or the run stops. */
@@ -168,7 +180,9 @@ class DeliveryRun {
     const { options, recorder } = this;
     const submitted = this.pool.submit(options.ordered ? message.userKey : undefined, async () => {
       const onEvent = options.onDeliveryEvent;
-      const report = await sendUntilCut(this.stop.cut, [job], (signal) => sender.send(message.body, signal, onEvent === undefined ? undefined : (event) => onEvent(job, event)));
+      const report = await sendUntilCut(this.stop.cut, [job], (signal) =>
+        sender.send(message.body, signal, onEvent === undefined ? undefined : (event) => onEvent(job, event)),
+      );
       if (report.outcome === "delivered") recorder.finish(job, "delivered", report);
       else if (report.outcome === "failed") recorder.finish(job, "failed", report, describeTargets(report));
       else recorder.finish(job, "interrupted", report);
@@ -198,7 +212,9 @@ class DeliveryRun {
     const keys = options.ordered ? [...new Set(messages.map((message) => message.userKey).filter((key): key is string => key !== undefined))] : undefined;
     const submitted = this.pool.submit(keys, async () => {
       const onEvent = options.onDeliveryEvent;
-      const report = await sendUntilCut(this.stop.cut, jobs, (signal) => sender.send(body, signal, onEvent === undefined ? undefined : (event) => onEvent(first, event), signedText));
+      const report = await sendUntilCut(this.stop.cut, jobs, (signal) =>
+        sender.send(body, signal, onEvent === undefined ? undefined : (event) => onEvent(first, event), signedText),
+      );
       const outcome = report.outcome === "delivered" ? "delivered" : report.outcome === "failed" ? "failed" : "interrupted";
       const reason = outcome === "failed" ? `in a batch of ${jobs.length}: ${describeTargets(report)}` : undefined;
       for (const job of jobs) recorder.finish(job, outcome, report, reason);
@@ -219,7 +235,8 @@ class DeliveryRun {
   private fraction(): number | undefined {
     const { options, recorder } = this;
     const { counts } = recorder;
-    if (options.total !== undefined) return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
+    if (options.total !== undefined)
+      return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
     return options.fractionRead?.();
   }
 }

@@ -51,7 +51,9 @@ export class RunFiles {
       const deadLetter =
         state.kind === "complete"
           ? undefined
-          : AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate", { kept: journalFile === undefined ? kept : [...kept, journalFile] });
+          : AppendFile.open(options.deadLetterPath, "--dead-letter", state.kind === "partial" ? "append" : "truncate", {
+              kept: journalFile === undefined ? kept : [...kept, journalFile],
+            });
       return new RunFiles(options, journal, deadLetter, state);
     } catch (error) {
       journal.close();
@@ -75,9 +77,12 @@ export class RunFiles {
     if (this.state.kind !== "complete") return;
     for await (const batch of this.lines(stream)) void batch;
     if (this.digestText() !== this.state.digest || this.lastLine !== this.state.lines) {
-      throw new UsageError(`--resume: ${this.options.inputName} is not the input of the complete run the journal records (it changed since); nothing was sent`, {
-        hint: "run without --resume to send it all from the top",
-      });
+      throw new UsageError(
+        `--resume: ${this.options.inputName} is not the input of the complete run the journal records (it changed since); nothing was sent`,
+        {
+          hint: "run without --resume to send it all from the top",
+        },
+      );
     }
   }
 

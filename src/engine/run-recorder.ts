@@ -106,7 +106,10 @@ export class RunRecorder {
 
   /** After a write error, only what needs no dead-letter record can still be recorded. */
   private canRecord(outcome: JobOutcome): boolean {
-    return this.writeError === undefined || (this.options.journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"));
+    return (
+      this.writeError === undefined ||
+      (this.options.journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"))
+    );
   }
 }
 

@@ -52,7 +52,11 @@ export class RunStop {
  * (Not AbortSignal.any: on Node 20 every signal it makes stays reachable from the long-lived
  * `stop`, 7 MB per 100,000 events.)
  */
-export async function sendUntilCut(stop: AbortSignal, jobs: readonly DeliveryJob[], send: (signal: AbortSignal) => Promise<DeliveryReport>): Promise<DeliveryReport> {
+export async function sendUntilCut(
+  stop: AbortSignal,
+  jobs: readonly DeliveryJob[],
+  send: (signal: AbortSignal) => Promise<DeliveryReport>,
+): Promise<DeliveryReport> {
   let sources: Set<AbortSignal> | undefined;
   for (const job of jobs) {
     if (job.signal === undefined) continue;

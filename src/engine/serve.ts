@@ -69,7 +69,8 @@ export interface ServeHandle {
  */
 export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const sources: Source[] = options.settings.destinations.map((destination) => ({ destination, recent: new RecentIds(options.dedupWindow) }));
-  const sourceOf = (name: string | null | undefined): Source | undefined => (options.bySource ? sources.find((source) => source.destination.source === name) : sources[0]);
+  const sourceOf = (name: string | null | undefined): Source | undefined =>
+    options.bySource ? sources.find((source) => source.destination.source === name) : sources[0];
   const store = await openStore(options, (stored) => {
     if (typeof stored.event.messageId === "string") sourceOf(stored.source)?.recent.add(stored.event.messageId);
   });
@@ -98,7 +99,16 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       }),
       onRefused: (path, refusal) => {
         metrics.requests.inc({ status: String(refusal.status) });
-        options.onRequest?.({ path: untrusted(path), status: refusal.status, source: undefined, accepted: 0, duplicates: 0, rejected: [], code: refusal.code, message: untrusted(refusal.message) });
+        options.onRequest?.({
+          path: untrusted(path),
+          status: refusal.status,
+          source: undefined,
+          accepted: 0,
+          duplicates: 0,
+          rejected: [],
+          code: refusal.code,
+          message: untrusted(refusal.message),
+        });
       },
       settings: (writeKey, host) =>
         options.bySource && !sources.some((source) => source.destination.writeKey === writeKey)
@@ -157,7 +167,11 @@ async function stop(forwarding: Forwarding | undefined, store: EventStore): Prom
  * A delivery job for a stored event (a spool record, or a Redis entry), for the forwarder of its
  * source; an event of a source the config no longer has goes to the first, as invalid.
  */
-function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources: readonly Source[], stamps: { now: () => Date; newId: () => string }): JobMaker {
+function jobMaker(
+  sourceOf: (name: string | null) => Source | undefined,
+  sources: readonly Source[],
+  stamps: { now: () => Date; newId: () => string },
+): JobMaker {
   return (number, stored, preparedAlready) => {
     const own = sourceOf(stored.source);
     const destination = (own ?? (sources[0] as Source)).destination;

@@ -28,7 +28,15 @@ const marker = (name: string): string => `$(touch ${name})\`touch ${name}-2\`;to
 
 const HOSTILE_TYPES = [`track; echo INJECTED #`, `track'; touch type-1; '`, "--url=http://evil.example/", "-h", `$(touch type-2)`, "batch of 2", ""];
 const HOSTILE_PATHS = ["/hook", `/hook';touch path-1;'`, `/h?a=1&b=$(touch path-2)`, "/h\n touch path-3", `/'"'"'; touch path-4 #`];
-const HOSTILE_BODIES = ['{"type":"track","userId":"u1"}', `{"userId":"it's"}'; ${marker("body")} '`, `'\n${marker("nl")}\n'`, "\\'$HOME\\", "@/etc/passwd", "-", `"; ${marker("dq")}`];
+const HOSTILE_BODIES = [
+  '{"type":"track","userId":"u1"}',
+  `{"userId":"it's"}'; ${marker("body")} '`,
+  `'\n${marker("nl")}\n'`,
+  "\\'$HOME\\",
+  "@/etc/passwd",
+  "-",
+  `"; ${marker("dq")}`,
+];
 
 function entry(type: string, path: string, body: string): CommandSource {
   return { method: "POST", path, type, body, headers: { host: "x", "content-type": "application/json", "x-evil": `a'; ${marker("header")}; '` } };
@@ -43,9 +51,23 @@ describe("the inspector's copy as wh send and copy as curl", () => {
           const url = `http://127.0.0.1:4000${path}`;
           const sent = MESSAGE_TYPES.includes(type as never) ? type : "track";
           const wh = await wordsOf(whSendCommand(source, ORIGIN));
-          const expected = body === "-" || body.startsWith("@") ? ["wh", "send", sent, "--data", "-", "--url", url, "<stdin>", body] : ["wh", "send", sent, "--data", body, "--url", url];
+          const expected =
+            body === "-" || body.startsWith("@")
+              ? ["wh", "send", sent, "--data", "-", "--url", url, "<stdin>", body]
+              : ["wh", "send", sent, "--data", body, "--url", url];
           expect(wh, whSendCommand(source, ORIGIN)).toEqual(expected);
-          expect(await wordsOf(curlCommand(source, ORIGIN))).toEqual(["curl", "-X", "POST", url, "-H", `content-type: application/json`, "-H", `x-evil: ${source.headers["x-evil"]}`, "--data-binary", body]);
+          expect(await wordsOf(curlCommand(source, ORIGIN))).toEqual([
+            "curl",
+            "-X",
+            "POST",
+            url,
+            "-H",
+            `content-type: application/json`,
+            "-H",
+            `x-evil: ${source.headers["x-evil"]}`,
+            "--data-binary",
+            body,
+          ]);
         }
       }
     }
@@ -60,7 +82,9 @@ describe("the inspector's copy as wh send and copy as curl", () => {
   it("are the code the inspector page runs", () => {
     // The page's script bundles these builders in (the generated module names what it is made of;
     // inspector-page.test.ts checks that it is what the sources give), and no quoter of its own.
-    expect(readFileSync(new URL("../../src/adapters/inspector-page.generated.ts", import.meta.url), "utf8")).toContain("\n// - src/adapters/inspector-commands.ts\n");
+    expect(readFileSync(new URL("../../src/adapters/inspector-page.generated.ts", import.meta.url), "utf8")).toContain(
+      "\n// - src/adapters/inspector-commands.ts\n",
+    );
     expect(INSPECTOR_PAGE).not.toMatch(/function (whSendCommand|curlCommand)|shellQuote/);
   });
 });

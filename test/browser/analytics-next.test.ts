@@ -121,7 +121,10 @@ describe.skipIf(!available)("@segment/analytics-next in Chromium against wh serv
     } finally {
       closeSync(fd);
     }
-    await page.evaluate(() => void (globalThis as unknown as { analytics: { track(name: string, properties: object): Promise<unknown> } }).analytics.track("Browser Retry", { n: 1 }));
+    await page.evaluate(
+      () =>
+        void (globalThis as unknown as { analytics: { track(name: string, properties: object): Promise<unknown> } }).analytics.track("Browser Retry", { n: 1 }),
+    );
     await eventually(() => lines(wh.stdout()).some((line) => line.includes('"status":503')), 10_000, "wh's 503");
     rmSync(filler);
     await eventually(() => hook.requests.length === 1, 20_000, "the retried event's delivery");
@@ -135,28 +138,32 @@ describe.skipIf(!available)("@segment/analytics-next in Chromium against wh serv
   }, 60_000);
 
   for (const store of ["spool", "redis"] as const) {
-    it.skipIf(store === "redis" && !redisAvailable)(`loads with cdnURL alone, its settings from wh serve pointing at it, and delivers every call (${store})`, async () => {
-      const hook = await receiver();
-      if (store === "redis") redis ??= await startRedis();
-      const wh = await serve(["--url", hook.url, ...(store === "redis" ? ["--queue", `${(redis as TestRedis).url}/5`] : [])]);
-      const { page, sent } = await openApp(wh.url);
-      const errors: string[] = [];
-      page.on("console", (message) => {
-        if (message.type() === "error") errors.push(message.text());
-      });
-      await page.evaluate(async (cdnURL) => {
-        const { AnalyticsBrowser } = (globalThis as unknown as { AnalyticsNext: typeof import("@segment/analytics-next") }).AnalyticsNext;
-        const [analytics] = await AnalyticsBrowser.load({ writeKey: "wk-cdn", cdnURL }, { disableClientPersistence: true });
-        await analytics.identify("u-browser", { plan: "pro" });
-        await analytics.track("From The Browser", { n: 1 });
-        await analytics.page("Docs", "Pricing");
-      }, wh.url);
-      await eventually(() => hook.requests.length === 3, 20_000, "three deliveries");
-      const bodies = signedBodies(hook.requests);
-      expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page"]);
-      expect(bodies[1]).toMatchObject({ userId: "u-browser", event: "From The Browser", context: { library: { name: "analytics.js" } } });
-      expect(sent.filter((request) => request.method === "GET")).toEqual([{ method: "GET", retryCount: undefined, status: 200 }]);
-      expect(errors).toEqual([]);
-    }, 60_000);
+    it.skipIf(store === "redis" && !redisAvailable)(
+      `loads with cdnURL alone, its settings from wh serve pointing at it, and delivers every call (${store})`,
+      async () => {
+        const hook = await receiver();
+        if (store === "redis") redis ??= await startRedis();
+        const wh = await serve(["--url", hook.url, ...(store === "redis" ? ["--queue", `${(redis as TestRedis).url}/5`] : [])]);
+        const { page, sent } = await openApp(wh.url);
+        const errors: string[] = [];
+        page.on("console", (message) => {
+          if (message.type() === "error") errors.push(message.text());
+        });
+        await page.evaluate(async (cdnURL) => {
+          const { AnalyticsBrowser } = (globalThis as unknown as { AnalyticsNext: typeof import("@segment/analytics-next") }).AnalyticsNext;
+          const [analytics] = await AnalyticsBrowser.load({ writeKey: "wk-cdn", cdnURL }, { disableClientPersistence: true });
+          await analytics.identify("u-browser", { plan: "pro" });
+          await analytics.track("From The Browser", { n: 1 });
+          await analytics.page("Docs", "Pricing");
+        }, wh.url);
+        await eventually(() => hook.requests.length === 3, 20_000, "three deliveries");
+        const bodies = signedBodies(hook.requests);
+        expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page"]);
+        expect(bodies[1]).toMatchObject({ userId: "u-browser", event: "From The Browser", context: { library: { name: "analytics.js" } } });
+        expect(sent.filter((request) => request.method === "GET")).toEqual([{ method: "GET", retryCount: undefined, status: 200 }]);
+        expect(errors).toEqual([]);
+      },
+      60_000,
+    );
   }
 });

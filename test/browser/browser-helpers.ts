@@ -10,14 +10,25 @@ import { inProcess } from "../helpers/in-process.js";
  */
 export const CHROMIUM = process.env.WH_CHROMIUM ?? "/usr/bin/chromium";
 export const chromiumAvailable = existsSync(CHROMIUM);
-if (!chromiumAvailable && process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+if (!chromiumAvailable && process.env.WH_REQUIRE_SERVICES === "1")
+  throw new Error(`WH_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 if (!chromiumAvailable) process.stderr.write(`inspector browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set WH_CHROMIUM)\n`);
 
 /** A headless Chromium that reaches nothing but what a test points it at; `args` adds to its flags. */
 export function launchChromium(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...args],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      ...args,
+    ],
   });
 }
 

@@ -55,7 +55,11 @@ describe.skipIf(!available)("the inspector and DNS rebinding, in Chromium", () =
       const reader = events.body?.getReader();
       const first = events.ok && reader !== undefined ? new TextDecoder().decode((await reader.read()).value) : "";
       await reader?.cancel();
-      const resend = await fetch("/api/entries/1/resend", { method: "POST", headers: { "content-type": "application/json", "x-wh-inspector": "1" }, body: JSON.stringify({ url: target, resign: true }) });
+      const resend = await fetch("/api/entries/1/resend", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-wh-inspector": "1" },
+        body: JSON.stringify({ url: target, resign: true }),
+      });
       return { events: events.status, first, resend: resend.status };
     }, attacker.url);
     expect(stolen).toEqual({ events: 403, first: "", resend: 403 });

@@ -49,7 +49,8 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     const forged = '{"version":1,"type":"page","userId":"u3","name":"Home","messageId":"m-3","timestamp":"2026-11-22T10:00:00.000Z"}';
     const first = '{"type":"track","userId":"u4","event":"A"}';
     const batch = `[${first},{"type":"track","userId":"u4","event":"B"}]`;
-    const hostile = '{"version":1,"type":"track","userId":"<b>u5</b>","event":"<img src=x onerror=alert(1)><script>alert(2)</script>","messageId":"m-5","timestamp":"2026-11-22T10:00:00.000Z"}';
+    const hostile =
+      '{"version":1,"type":"track","userId":"<b>u5</b>","event":"<img src=x onerror=alert(1)><script>alert(2)</script>","messageId":"m-5","timestamp":"2026-11-22T10:00:00.000Z"}';
     expect(await post(`${listening}hook`, signed, { "x-signature": hmacHex(SECRET, signed), "x-custom": "kept" })).toBe(200);
     expect(await post(`${listening}hook`, unsigned)).toBe(401);
     expect(await post(`${listening}hook`, forged, { "x-signature": hmacHex(SECRET, `${forged}\n`) })).toBe(401);
@@ -145,11 +146,15 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     const hook = await receiver({ replies: [503, 200] });
     const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--url", hook.url], SECRET);
     const { page, dialogs } = await open(inspector);
-    expect(await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event: "Served" }), { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` })).toBe(200);
+    expect(
+      await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event: "Served" }), { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` }),
+    ).toBe(200);
     await expect.poll(() => rows(page).count()).toBe(1);
     expect(await rows(page).first().textContent()).toContain("accepted");
     await rows(page).first().click();
-    await expect.poll(() => page.getByTestId("detail-deliveries").textContent(), { timeout: 10_000 }).toMatch(/attempt 1 to .*HTTP 503.*attempt 2 to .*HTTP 200/);
+    await expect
+      .poll(() => page.getByTestId("detail-deliveries").textContent(), { timeout: 10_000 })
+      .toMatch(/attempt 1 to .*HTTP 503.*attempt 2 to .*HTTP 200/);
     expect(await page.getByTestId("detail-body").textContent()).toContain('"event": "Served"');
     expect(dialogs).toEqual([]);
   });

@@ -51,7 +51,15 @@ describe("actions mode, as Segment's Actions webhook sends", () => {
   it("invents no sentAt or originalTimestamp and keeps each timestamp as the event has it, offset and all", async () => {
     const receiver = await server();
     const bare = { type: "track", userId: "u1", event: "Bare", messageId: "m-bare", timestamp: "2026-01-02T03:04:05+02:00" };
-    const full = { type: "track", userId: "u1", event: "Full", messageId: "m-full", timestamp: "2026-01-02T03:04:05.120+0200", originalTimestamp: "2026-01-02T03:04:05.100+0200", sentAt: "2026-01-02T03:04:06+0200" };
+    const full = {
+      type: "track",
+      userId: "u1",
+      event: "Full",
+      messageId: "m-full",
+      timestamp: "2026-01-02T03:04:05.120+0200",
+      originalTimestamp: "2026-01-02T03:04:05.100+0200",
+      sentAt: "2026-01-02T03:04:06+0200",
+    };
     const result = await replayLines(`${JSON.stringify(bare)}\n${JSON.stringify(full)}\n`, ["--url", receiver.url, "--mode", "actions", "--concurrency", "1"]);
     expect(result.code, result.stderr).toBe(0);
     const [first, second] = receiver.requests.map((request) => JSON.parse(request.body.toString("utf8")) as Record<string, unknown>);
@@ -61,7 +69,14 @@ describe("actions mode, as Segment's Actions webhook sends", () => {
 
   it("never sends a delete: it is skipped, saying why, and the run succeeds", async () => {
     const receiver = await server();
-    const result = await replayLines(`${JSON.stringify({ type: "delete", userId: "u1", messageId: "m-del" })}\n${TRACK}\n`, ["--url", receiver.url, "--mode", "actions", "--concurrency", "1"]);
+    const result = await replayLines(`${JSON.stringify({ type: "delete", userId: "u1", messageId: "m-del" })}\n${TRACK}\n`, [
+      "--url",
+      receiver.url,
+      "--mode",
+      "actions",
+      "--concurrency",
+      "1",
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(receiver.requests.map((request) => (JSON.parse(request.body.toString("utf8")) as { type: string }).type)).toEqual(["track"]);
     expect(result.stdout).toContain("the Actions webhook never sends delete");

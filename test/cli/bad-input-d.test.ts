@@ -62,7 +62,10 @@ describe("a queue URL that is not a Redis address is a usage error before connec
   });
 
   it("refuses the same URL in wh serve dead-letters list", async () => {
-    await expectUsageError(["serve", "dead-letters", "list", "--queue", "redis://127.0.0.1:6379/notanumber"], /--queue "redis:\/\/127\.0\.0\.1:6379\/notanumber": the database/);
+    await expectUsageError(
+      ["serve", "dead-letters", "list", "--queue", "redis://127.0.0.1:6379/notanumber"],
+      /--queue "redis:\/\/127\.0\.0\.1:6379\/notanumber": the database/,
+    );
   });
 
   it("refuses it in the config's queue, naming the path, in wh config validate", async () => {
@@ -113,7 +116,9 @@ describe("sources that would misroute or cannot be reached", () => {
   });
 
   it("passes a source without a writeKey in wh config validate: wh send --source and delete need none", async () => {
-    const cwd = await withConfig({ sources: { web: { writeKey: "wk-web", webhooks: [{ url: "https://a.example.com/hook" }] }, ios: { webhooks: [{ url: "https://b.example.com/hook" }] } } });
+    const cwd = await withConfig({
+      sources: { web: { writeKey: "wk-web", webhooks: [{ url: "https://a.example.com/hook" }] }, ios: { webhooks: [{ url: "https://b.example.com/hook" }] } },
+    });
     const result = await runInProcess(["config", "validate"], { cwd });
     expect(result.code, result.stderr).toBe(0);
   });

@@ -54,7 +54,10 @@ describe("invalid UTF-8 is refused everywhere, never sent as U+FFFD", () => {
 
   it("answers wh serve a body with invalid UTF-8 with 400, as a body that is not JSON, and delivers nothing", async () => {
     const { wh, hook } = await serve();
-    const answer = await post(wh.url, "/v1/track", INVALID_UTF8, { "content-type": "application/json", authorization: `Basic ${Buffer.from("wk:").toString("base64")}` });
+    const answer = await post(wh.url, "/v1/track", INVALID_UTF8, {
+      "content-type": "application/json",
+      authorization: `Basic ${Buffer.from("wk:").toString("base64")}`,
+    });
     expect(answer.status).toBe(400);
     expect(answer.json).toMatchObject({ success: false, message: expect.stringMatching(/not valid UTF-8/) });
     const good = await post(wh.url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: "u2", event: "Fine" }));
@@ -88,7 +91,10 @@ describe("header values are checked where they are given, not on every attempt",
 
   it("refuses a control character in a source's header in wh config validate", async () => {
     const dir = await makeTempDir();
-    await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { web: { writeKey: "wk", webhooks: [{ url: "https://a.example.com/hook", headers: { "X-Team": "a\u0001b" } }] } } }));
+    await writeFile(
+      join(dir, ".whrc.json"),
+      JSON.stringify({ sources: { web: { writeKey: "wk", webhooks: [{ url: "https://a.example.com/hook", headers: { "X-Team": "a\u0001b" } }] } } }),
+    );
     const result = await runInProcess(["config", "validate"], { cwd: dir });
     expectExit(result, 2);
     expect(result.stderr).toContain('sources.web.webhooks[0].headers["X-Team"]: header value must not contain U+0001');
@@ -111,8 +117,16 @@ describe("--prop, --trait and --context that would overwrite each other", () => 
 
 describe("a corrupt sync state is exit 2 naming the file, and nothing is sent", () => {
   it.each([
-    ["values is an array", { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: ["u9", "u8"] }, /values is an array, not an object of userId: value/],
-    ["a member's value is not true", { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: { u1: "yes" } }, /values\["u1"\] is "yes": an audience's state holds true for each member/],
+    [
+      "values is an array",
+      { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: ["u9", "u8"] },
+      /values is an array, not an object of userId: value/,
+    ],
+    [
+      "a member's value is not true",
+      { "wh-sync-state": 1, kind: "audience", name: "VIP", trait: "vip", values: { u1: "yes" } },
+      /values\["u1"\] is "yes": an audience's state holds true for each member/,
+    ],
     ["kind is missing", { "wh-sync-state": 1, name: "VIP", trait: "vip", values: {} }, /kind is missing/],
   ])("refuses a state whose %s", async (_label, state, message) => {
     const hook = await receiver();
@@ -180,7 +194,10 @@ describe("numbers JSON cannot carry exactly are refused, never rounded or turned
   it("dead-letters replay lines with 1e400 and 12345678901234567890, naming the line and the number, and delivers the rest", async () => {
     const hook = await receiver();
     const dir = await makeTempDir();
-    await writeFile(join(dir, "events.ndjson"), `${trackLine("u0", "m0", { properties: { fine: 1.5, exp: 1e3, long: 0.30000000000000004 } })}\n${big}\n${huge}\n`);
+    await writeFile(
+      join(dir, "events.ndjson"),
+      `${trackLine("u0", "m0", { properties: { fine: 1.5, exp: 1e3, long: 0.30000000000000004 } })}\n${big}\n${huge}\n`,
+    );
     const result = await runSigned(["replay", "events.ndjson", "--url", hook.url], { cwd: dir });
     expectExit(result, 1);
     expect(result.stderr).toMatch(/line 2: invalid: the number 12345678901234567890 cannot be sent exactly \(it would become 12345678901234567000\)/);
@@ -193,7 +210,8 @@ describe("numbers JSON cannot carry exactly are refused, never rounded or turned
   it("sends an outbound line with --exact-bytes as it is, big number and all", async () => {
     const hook = await receiver();
     const dir = await makeTempDir();
-    const line = '{"version":1,"type":"track","userId":"u1","event":"E","properties":{"id":12345678901234567890},"messageId":"m1","timestamp":"2026-11-21T09:30:08.276Z"}';
+    const line =
+      '{"version":1,"type":"track","userId":"u1","event":"E","properties":{"id":12345678901234567890},"messageId":"m1","timestamp":"2026-11-21T09:30:08.276Z"}';
     await writeFile(join(dir, "events.ndjson"), `${line}\n`);
     const result = await runSigned(["replay", "events.ndjson", "--url", hook.url, "--exact-bytes"], { cwd: dir });
     expectExit(result, 0);

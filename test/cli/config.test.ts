@@ -41,7 +41,10 @@ describe("config: where settings come from", () => {
 
   it("finds the wh key of package.json", async () => {
     const cwd = await makeTempDir();
-    await writeFile(join(cwd, "package.json"), JSON.stringify({ name: "app", private: true, wh: { webhooks: [{ url: server.url }], sharedSecret: "pkg-secret" } }));
+    await writeFile(
+      join(cwd, "package.json"),
+      JSON.stringify({ name: "app", private: true, wh: { webhooks: [{ url: server.url }], sharedSecret: "pkg-secret" } }),
+    );
     const result = await runInProcess(TRACK, { cwd });
     expect(result.code).toBe(0);
     const request = onlyRequest();
@@ -201,8 +204,14 @@ describe.concurrent("config: every format found by search", () => {
     [".whrc.yml", { ".whrc.yml": `webhooks:\n  - url: ${url}\n` }],
     ["wh.config.cjs", { "wh.config.cjs": `module.exports = { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
     ["wh.config.mjs", { "wh.config.mjs": `export default { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
-    ["wh.config.js in a CommonJS package", { "package.json": '{"name":"app"}', "wh.config.js": `module.exports = { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
-    ["wh.config.js in an ES module package", { "package.json": '{"name":"app","type":"module"}', "wh.config.js": `export default { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` }],
+    [
+      "wh.config.js in a CommonJS package",
+      { "package.json": '{"name":"app"}', "wh.config.js": `module.exports = { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` },
+    ],
+    [
+      "wh.config.js in an ES module package",
+      { "package.json": '{"name":"app","type":"module"}', "wh.config.js": `export default { webhooks: [{ url: ${JSON.stringify(url)} }] };\n` },
+    ],
   ];
 
   it.each(formats)("reads %s", async (_name, files) => {

@@ -13,7 +13,11 @@ const running = killedAfterEach();
 afterAll(removeTempDirs);
 
 async function post(url: string, body: string, signature?: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...(signature === undefined ? {} : { "x-signature": signature }) } });
+  const response = await fetch(url, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...(signature === undefined ? {} : { "x-signature": signature }) },
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -45,7 +49,9 @@ describe("JSON nested 5,000 deep", () => {
     const cwd = await makeTempDir();
     for (const body of [DEEP, DEEP_OBJECT]) {
       await writeFile(join(cwd, "deep.json"), body);
-      const mismatch = await runInProcess([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex("another-secret", body), "deep.json"], { cwd });
+      const mismatch = await runInProcess([...flags, "verify", "--explain", "--secret", SECRET, "--signature", hmacHex("another-secret", body), "deep.json"], {
+        cwd,
+      });
       expect(mismatch.code, mismatch.stderr).toBe(1);
       expect(mismatch.stdout).toContain("another secret");
       expect(mismatch.stderr).not.toMatch(STACK_TRACE);

@@ -3,6 +3,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { completionScript } from "../../src/cli/completion.js";
 import { duration, host, oneOf, queueUrl, rate, shard, size, wholeNumber } from "../../src/cli/flags/parsers.js";
 import { type FlagValues, longName, parseFlags } from "../../src/cli/flags/spec.js";
+import * as serverTables from "../../src/cli/flags/server-tables.js";
 import * as tables from "../../src/cli/flags/tables.js";
 import { COMMANDS } from "../../src/cli/registry/index.js";
 import type { WhConfig } from "../../src/config/schema.js";
@@ -12,7 +13,7 @@ import { MESSAGE_TYPES } from "../../src/core/message/types.js";
 // types, completion and the resume command are made from them.
 
 describe("the flag tables", () => {
-  const everyTable = Object.entries(tables).filter(([, value]) => typeof value === "object");
+  const everyTable = Object.entries({ ...tables, ...serverTables }).filter(([, value]) => typeof value === "object" && !("syntax" in value));
 
   it.each(everyTable)("%s: each key is the name commander gives its flag's value", (_name, table) => {
     for (const [key, spec] of Object.entries(table)) expect(new Option(spec.syntax, spec.description).attributeName(), spec.syntax).toBe(key);
@@ -27,7 +28,16 @@ describe("the flag tables", () => {
 
   it("parse the user's text, fill in defaults, and keep repeated values in order", () => {
     const flags = parseFlags(tables.replayFlags, { url: ["http://a/", "http://b/"], timeout: "2s", mode: "actions", method: "put", shard: "1/4" });
-    expect(flags).toMatchObject({ url: ["http://a/", "http://b/"], timeout: 2_000, retryWindow: 4 * 3_600_000, concurrency: 32, ordered: "user", mode: "actions", method: "PUT", shard: { index: 1, count: 4 } });
+    expect(flags).toMatchObject({
+      url: ["http://a/", "http://b/"],
+      timeout: 2_000,
+      retryWindow: 4 * 3_600_000,
+      concurrency: 32,
+      ordered: "user",
+      mode: "actions",
+      method: "PUT",
+      shard: { index: 1, count: 4 },
+    });
     expect(flags.maxAttempts).toBeUndefined();
   });
 
@@ -35,7 +45,7 @@ describe("the flag tables", () => {
     expectTypeOf<FlagValues<typeof tables.replayFlags>["concurrency"]>().toEqualTypeOf<number>();
     expectTypeOf<FlagValues<typeof tables.replayFlags>["url"]>().toEqualTypeOf<string[] | undefined>();
     expectTypeOf<FlagValues<typeof tables.replayFlags>["dryRun"]>().toEqualTypeOf<boolean | undefined>();
-    expectTypeOf<FlagValues<typeof tables.serveFlags>["role"]>().toEqualTypeOf<"accept" | "forward" | "both" | undefined>();
+    expectTypeOf<FlagValues<typeof serverTables.serveFlags>["role"]>().toEqualTypeOf<"accept" | "forward" | "both" | undefined>();
     // The flags that name a config key parse to what that key holds.
     expectTypeOf<NonNullable<FlagValues<typeof tables.deliveryFlags>["mode"]>>().toEqualTypeOf<NonNullable<WhConfig["mode"]>>();
     expectTypeOf<NonNullable<FlagValues<typeof tables.deliveryFlags>["method"]>>().toEqualTypeOf<NonNullable<WhConfig["method"]>>();
@@ -45,7 +55,8 @@ describe("the flag tables", () => {
 describe("the flag parsers", () => {
   it("whole numbers within bounds", () => {
     expect(wholeNumber(1, 10)("7", "--n")).toBe(7);
-    for (const bad of ["", " ", "0", "11", "1.5", "x"]) expect(() => wholeNumber(1, 10)(bad, "--n")).toThrow(`--n ${JSON.stringify(bad)}: expected a whole number from 1 to 10`);
+    for (const bad of ["", " ", "0", "11", "1.5", "x"])
+      expect(() => wholeNumber(1, 10)(bad, "--n")).toThrow(`--n ${JSON.stringify(bad)}: expected a whole number from 1 to 10`);
   });
 
   it("durations need a unit, and stay within what a timer can wait", () => {

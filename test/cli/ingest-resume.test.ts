@@ -9,7 +9,7 @@ import { makeTempDir, removeTempDirs } from "./run-wh.js";
 // even while batches wait to retry, and --resume. In-process.
 
 const WRITE_KEY = "wk_resume_S3cr3t";
-let servers: RecordingServer[] = [];
+const servers: RecordingServer[] = [];
 
 async function server(options: RecordingServerOptions = {}): Promise<RecordingServer> {
   const started = await startRecordingServer(options);
@@ -25,7 +25,9 @@ afterAll(removeTempDirs);
 
 const track = (i: number): string => JSON.stringify({ type: "track", userId: `u${i}`, event: "Line Sent", messageId: `m${i}`, properties: { line: i } });
 const received = (receiver: RecordingServer): string[] =>
-  receiver.requests.flatMap((request: RecordedRequest) => (JSON.parse(request.body.toString("utf8")) as { batch: { messageId: string }[] }).batch.map((message) => message.messageId));
+  receiver.requests.flatMap((request: RecordedRequest) =>
+    (JSON.parse(request.body.toString("utf8")) as { batch: { messageId: string }[] }).batch.map((message) => message.messageId),
+  );
 
 async function input(count: number, extra: string[] = []): Promise<string> {
   const cwd = await makeTempDir();
@@ -33,7 +35,17 @@ async function input(count: number, extra: string[] = []): Promise<string> {
   return cwd;
 }
 
-const ingest = (receiver: RecordingServer, extra: string[] = []): string[] => ["ingest", "events.ndjson", "--endpoint", receiver.url.replace(/\/$/, ""), "--write-key", WRITE_KEY, "--flush-at", "10", ...extra];
+const ingest = (receiver: RecordingServer, extra: string[] = []): string[] => [
+  "ingest",
+  "events.ndjson",
+  "--endpoint",
+  receiver.url.replace(/\/$/, ""),
+  "--write-key",
+  WRITE_KEY,
+  "--flush-at",
+  "10",
+  ...extra,
+];
 
 describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
   it("writes each message of a failed batch to the dead-letter file with its line number and the reason, and invalid lines too", async () => {
@@ -71,7 +83,9 @@ describe("wh ingest: dead letters, Ctrl-C and --resume", () => {
     expect(interrupted.code, interrupted.stderr).toBe(130);
     // The grace period is 5 s; a batch waiting out Retry-After: 120 must not hold the exit.
     expect(Date.now() - stoppedAt).toBeLessThan(20_000);
-    expect(interrupted.stderr).toMatch(/interrupted: resume with {2}wh ingest events\.ndjson --write-key '\*\*\*' --endpoint http:\/\/127\.0\.0\.1:\d+\/hook --flush-at 10 --resume {3}\(type the values shown as \*\*\* again\)/);
+    expect(interrupted.stderr).toMatch(
+      /interrupted: resume with {2}wh ingest events\.ndjson --write-key '\*\*\*' --endpoint http:\/\/127\.0\.0\.1:\d+\/hook --flush-at 10 --resume {3}\(type the values shown as \*\*\* again\)/,
+    );
     expect(interrupted.stderr).not.toContain(WRITE_KEY);
     failing = false;
 

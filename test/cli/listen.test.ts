@@ -58,8 +58,24 @@ describe("wh listen", () => {
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
     const { wh, url } = await listen(["--secret", SECRET, "--out", out], { cwd });
-    const good = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-1", timestamp: "2026-11-21T09:30:08.276Z" });
-    const bad = JSON.stringify({ version: 1, type: "track", userId: "u2", event: "Forged", properties: {}, messageId: "m-2", timestamp: "2026-11-21T09:30:09.000Z" });
+    const good = JSON.stringify({
+      version: 1,
+      type: "track",
+      userId: "u1",
+      event: "Order Completed",
+      properties: { total: 99.5 },
+      messageId: "m-1",
+      timestamp: "2026-11-21T09:30:08.276Z",
+    });
+    const bad = JSON.stringify({
+      version: 1,
+      type: "track",
+      userId: "u2",
+      event: "Forged",
+      properties: {},
+      messageId: "m-2",
+      timestamp: "2026-11-21T09:30:09.000Z",
+    });
 
     expect(await post(url, good, { "X-Signature": hmacHex(SECRET, good) })).toBe(200);
     expect(await post(url, bad, { "X-Signature": hmacHex("wrong-secret", bad) })).toBe(401);
@@ -70,10 +86,10 @@ describe("wh listen", () => {
     const result = await wh.exited;
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(STACK_TRACE);
-    const [capture, ...others] = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as Record<string, any>);
+    const [capture, ...others] = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(others).toEqual([]);
     expect(capture).toMatchObject({ method: "POST", path: "/", body: good, headers: { "x-signature": hmacHex(SECRET, good) } });
-    expect(Number.isNaN(Date.parse(capture?.receivedAt))).toBe(false);
+    expect(Number.isNaN(Date.parse(String(capture?.receivedAt)))).toBe(false);
 
     const records = requestRecords(wh);
     expect(records).toHaveLength(3);
@@ -85,7 +101,10 @@ describe("wh listen", () => {
   it("appends to an existing capture file", async () => {
     const cwd = await makeTempDir();
     const out = join(cwd, "captured.ndjson");
-    const bodies = ['{"type":"delete","userId":"u1","timestamp":"2026-11-21T09:35:00.000Z"}', '{"type":"delete","userId":"u2","timestamp":"2026-11-21T09:36:00.000Z"}'];
+    const bodies = [
+      '{"type":"delete","userId":"u1","timestamp":"2026-11-21T09:35:00.000Z"}',
+      '{"type":"delete","userId":"u2","timestamp":"2026-11-21T09:36:00.000Z"}',
+    ];
     for (const body of bodies) {
       const { wh, url } = await listen(["--secret", SECRET, "--out", "captured.ndjson"], { cwd });
       expect(await post(url, body, { "X-Signature": hmacHex(SECRET, body) })).toBe(200);
@@ -133,7 +152,15 @@ describe("wh listen", () => {
     const stderr = await wh.waitForStderr((text) => /listening on http\S+/.test(text));
     const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
     expect(url).toBeDefined();
-    const body = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: {}, messageId: "m-1", timestamp: "2026-11-21T09:30:08.276Z" });
+    const body = JSON.stringify({
+      version: 1,
+      type: "track",
+      userId: "u1",
+      event: "Order Completed",
+      properties: {},
+      messageId: "m-1",
+      timestamp: "2026-11-21T09:30:08.276Z",
+    });
     expect(await post(url as string, body, { "X-Signature": hmacHex(SECRET, body) })).toBe(200);
     await wh.waitForStdout((text) => text.endsWith("\n"));
     wh.child.kill("SIGINT");
@@ -157,7 +184,24 @@ describe("wh send to wh listen, end to end", () => {
     const out = join(cwd, "captured.ndjson");
     const { wh, url } = await listen(["--secret", SECRET, "--out", out], { cwd });
 
-    const track = ["send", "track", "--url", url, "--user-id", "u1", "--event", "Order Completed", "--prop", "total=99.5", "--message-id", "m-e2e", "--timestamp", "2026-11-21T10:30:08.276+01:00", "--retry-window", "1s"];
+    const track = [
+      "send",
+      "track",
+      "--url",
+      url,
+      "--user-id",
+      "u1",
+      "--event",
+      "Order Completed",
+      "--prop",
+      "total=99.5",
+      "--message-id",
+      "m-e2e",
+      "--timestamp",
+      "2026-11-21T10:30:08.276+01:00",
+      "--retry-window",
+      "1s",
+    ];
     const dryRun = await runInProcess([...track, "--dry-run", "--json"], { env: { WH_SHARED_SECRET: SECRET } });
     expect(dryRun.code).toBe(0);
     const planned = JSON.parse(dryRun.stdout) as { body: string; signature: string };
@@ -175,7 +219,12 @@ describe("wh send to wh listen, end to end", () => {
     expect((await wh.exited).code).toBe(0);
     const records = requestRecords(wh);
     expect(records).toHaveLength(2);
-    expect(records[0]).toMatchObject({ signature: "valid", status: 200, captured: true, body: { type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-e2e" } });
+    expect(records[0]).toMatchObject({
+      signature: "valid",
+      status: 200,
+      captured: true,
+      body: { type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-e2e" },
+    });
     expect(records[1]).toMatchObject({ signature: "invalid", status: 401, captured: false });
 
     const captured = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as { body: string; headers: Record<string, string> });
@@ -199,7 +248,11 @@ describe("wh listen --forward-to", () => {
     const server = await app({ replies: [{ status: 201, headers: { "x-app": "yes", "content-type": "text/plain" }, body: "created by the app" }] });
     const { wh, url } = await listen(["--secret", SECRET, "--forward-to", server.url]);
     const body = '{"version":1,"type":"track","userId":"u1","event":"Forwarded","messageId":"m-f","timestamp":"2026-11-22T10:00:00.000Z"}';
-    const response = await fetch(`${url}some/path`, { method: "POST", body, headers: { "content-type": "application/json", "x-signature": hmacHex(SECRET, body), "x-custom": "kept" } });
+    const response = await fetch(`${url}some/path`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", "x-signature": hmacHex(SECRET, body), "x-custom": "kept" },
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get("x-app")).toBe("yes");
     expect(await response.text()).toBe("created by the app");
@@ -257,7 +310,11 @@ describe("captures with headers", () => {
 
     const verified = await runInProcess(["verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(verified.code).toBe(0);
-    expect(lines(verified.stdout).slice(1).map((line) => line.split(/\s{2,}/).at(-1))).toEqual(["valid", "valid-batch", "batch-event: event 2 of 2 of a batch signed over its first event"]);
+    expect(
+      lines(verified.stdout)
+        .slice(1)
+        .map((line) => line.split(/\s{2,}/).at(-1)),
+    ).toEqual(["valid", "valid-batch", "batch-event: event 2 of 2 of a batch signed over its first event"]);
 
     const receiver = await target();
     const replayed = await runInProcess(["replay", out, "--url", receiver.url, "--mode", "actions"], { cwd, env: { WH_SHARED_SECRET: SECRET } });
@@ -273,7 +330,12 @@ describe("captures with headers", () => {
     expect(bad.stdout).toMatch(/^4\s+unreadable: not JSON/m);
     expect(bad.stderr).toContain("2 of 4 records verified; 2 did not");
     const json = await runInProcess(["--json", "verify", "--capture", out, "--secret", SECRET], { cwd });
-    expect(lines(json.stdout).map((line) => (JSON.parse(line) as { verdict: string }).verdict)).toEqual(["invalid", "valid-batch", "batch-event", "unreadable"]);
+    expect(lines(json.stdout).map((line) => (JSON.parse(line) as { verdict: string }).verdict)).toEqual([
+      "invalid",
+      "valid-batch",
+      "batch-event",
+      "unreadable",
+    ]);
   });
 });
 

@@ -39,18 +39,28 @@ type Case = [name: string, flag: string, place: (dir: string) => Promise<string>
 
 const CASES: Case[] = [
   ["a missing directory", "", async (dir) => join(dir, "no", "such", "file"), /no such directory: .*no\/such/],
-  ["a directory in the way", "", async (dir) => {
-    const path = join(dir, "in-the-way");
-    await mkdir(path);
-    return path;
-  }, /is a directory/],
-  ["a symbolic link", "", async (dir) => {
-    const target = join(dir, "precious.txt");
-    await writeFile(target, "keep me\n");
-    const path = join(dir, "link");
-    await symlink(target, path);
-    return path;
-  }, /is a symbolic link/],
+  [
+    "a directory in the way",
+    "",
+    async (dir) => {
+      const path = join(dir, "in-the-way");
+      await mkdir(path);
+      return path;
+    },
+    /is a directory/,
+  ],
+  [
+    "a symbolic link",
+    "",
+    async (dir) => {
+      const target = join(dir, "precious.txt");
+      await writeFile(target, "keep me\n");
+      const path = join(dir, "link");
+      await symlink(target, path);
+      return path;
+    },
+    /is a symbolic link/,
+  ],
 ];
 
 async function setUp(): Promise<{ dir: string }> {
@@ -117,14 +127,20 @@ describe("an output path that is the input", () => {
   const PLACES: Place[] = [
     ["--dead-letter naming the input", async () => ["replay", "events.ndjson", "--dead-letter", "events.ndjson"]],
     ["--journal naming the input", async () => ["replay", "events.ndjson", "--journal", "events.ndjson"]],
-    ["--dead-letter naming a hard link to the input", async (dir) => {
-      await link(join(dir, "events.ndjson"), join(dir, "hard-link.ndjson"));
-      return ["replay", "events.ndjson", "--dead-letter", "hard-link.ndjson"];
-    }],
-    ["--journal naming the file a symbolic-link input points to", async (dir) => {
-      await symlink(join(dir, "events.ndjson"), join(dir, "through-link.ndjson"));
-      return ["replay", "through-link.ndjson", "--journal", "events.ndjson"];
-    }],
+    [
+      "--dead-letter naming a hard link to the input",
+      async (dir) => {
+        await link(join(dir, "events.ndjson"), join(dir, "hard-link.ndjson"));
+        return ["replay", "events.ndjson", "--dead-letter", "hard-link.ndjson"];
+      },
+    ],
+    [
+      "--journal naming the file a symbolic-link input points to",
+      async (dir) => {
+        await symlink(join(dir, "events.ndjson"), join(dir, "through-link.ndjson"));
+        return ["replay", "through-link.ndjson", "--journal", "events.ndjson"];
+      },
+    ],
     ["--resume with --dead-letter naming the input", async () => ["replay", "events.ndjson", "--dead-letter", "events.ndjson", "--resume"]],
     ["wh ingest --dead-letter naming the input", async () => ["ingest", "events.ndjson", "--write-key", "wk_1", "--dead-letter", "events.ndjson"]],
     ["wh ingest --journal naming the input", async () => ["ingest", "events.ndjson", "--write-key", "wk_1", "--journal", "events.ndjson"]],

@@ -79,7 +79,11 @@ describe("secrets in URLs and headers are masked in every output and capture", (
     const capture = await readFile(out, "utf8");
     expect(capture).not.toMatch(LEAK);
     const record = JSON.parse(capture) as { path: string; headers: Record<string, string>; body: string };
-    expect(record).toMatchObject({ path: "/hook?token=***&x=1", body, headers: { "x-auth-token": "***", cookie: "***", "x-signature": hmacHex(SECRET, body) } });
+    expect(record).toMatchObject({
+      path: "/hook?token=***&x=1",
+      body,
+      headers: { "x-auth-token": "***", cookie: "***", "x-signature": hmacHex(SECRET, body) },
+    });
     const verified = await runInProcess(["verify", "--capture", out, "--secret", SECRET], { cwd });
     expect(verified.code, verified.stdout).toBe(0);
   });

@@ -75,7 +75,9 @@ describe("a write that fails mid-run", () => {
     execFileSync("umount", [disk]);
     mounts.splice(mounts.indexOf(disk), 1);
     await writeFile(deadLetter.replace(disk, dir), kept);
-    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--dead-letter", deadLetter.replace(disk, dir), "--resume"], { cwd: dir });
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--dead-letter", deadLetter.replace(disk, dir), "--resume"], {
+      cwd: dir,
+    });
 
     expect(resumed.code, resumed.stderr).toBe(1);
     const all = await readNdjson(deadLetter.replace(disk, dir));
@@ -116,7 +118,10 @@ describe("poison lines are invalid lines, never crashes", () => {
   it("dead-letters a line nested 5,000 levels deep and delivers the rest; a resume of that run does not crash and finds it complete", async () => {
     const dir = await makeTempDir();
     const events = manyEvents(50, 5);
-    await writeFile(join(dir, "events.ndjson"), ndjson([...events.slice(0, 25).map((event) => event.line), deep, ...events.slice(25).map((event) => event.line)]));
+    await writeFile(
+      join(dir, "events.ndjson"),
+      ndjson([...events.slice(0, 25).map((event) => event.line), deep, ...events.slice(25).map((event) => event.line)]),
+    );
     const receiver = await server();
 
     const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "8"], { cwd: dir });

@@ -11,7 +11,11 @@ export const SECRET = "replay-test-secret-7f3a9c";
  * in-process unless `launch` is spawnWh.
  */
 export function spawnSigned(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess;
-export function spawnSigned<P extends WhProcess>(args: readonly string[], options: RunOptions & { cwd: string }, launch: (args: readonly string[], options: RunOptions & { cwd: string }) => P): P;
+export function spawnSigned<P extends WhProcess>(
+  args: readonly string[],
+  options: RunOptions & { cwd: string },
+  launch: (args: readonly string[], options: RunOptions & { cwd: string }) => P,
+): P;
 export function spawnSigned(args: readonly string[], options: RunOptions & { cwd: string }, launch: Launch = inProcess): WhProcess {
   return launch(args, { ...options, env: { WH_SHARED_SECRET: SECRET, ...options.env } });
 }

@@ -17,7 +17,12 @@ afterAll(removeTempDirs);
 const ndjson = (lines: readonly string[]): string => lines.map((line) => `${line}\n`).join("");
 
 /** A replay of `count` events stopped by SIGINT once the receiver has its `stopAfter`-th request. */
-async function interruptedReplay(count: number, stopAfter: number, extra: string[] = [], input?: string): Promise<{ dir: string; receiver: RecordingServer; lines: string[]; first: { code: number | null; stdout: string; stderr: string } }> {
+async function interruptedReplay(
+  count: number,
+  stopAfter: number,
+  extra: string[] = [],
+  input?: string,
+): Promise<{ dir: string; receiver: RecordingServer; lines: string[]; first: { code: number | null; stdout: string; stderr: string } }> {
   const dir = await makeTempDir();
   const lines = manyEvents(count, 7).map((event) => event.line);
   await writeFile(join(dir, "events.ndjson"), ndjson(lines));
@@ -44,7 +49,9 @@ describe("wh replay --resume checks the input line by line", () => {
     const resumed = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--resume"], { cwd: dir });
 
     expect(resumed.code).toBe(2);
-    expect(resumed.stderr).toMatch(/--resume: line 1 of events\.ndjson is not the line the journal recorded as finished: the input changed since the run began; nothing was sent/);
+    expect(resumed.stderr).toMatch(
+      /--resume: line 1 of events\.ndjson is not the line the journal recorded as finished: the input changed since the run began; nothing was sent/,
+    );
     expect(receiver.requests).toHaveLength(before);
   });
 
@@ -65,7 +72,10 @@ describe("wh replay --resume checks the input line by line", () => {
     const { dir, receiver } = await interruptedReplay(200, 40, [], ndjson(events));
     const before = receiver.requests.length;
 
-    const other = await runSigned(["replay", "-", "--url", receiver.url, "--resume"], { cwd: dir, input: ndjson(events.map((line) => line.replace("Replayed", "Changed"))) });
+    const other = await runSigned(["replay", "-", "--url", receiver.url, "--resume"], {
+      cwd: dir,
+      input: ndjson(events.map((line) => line.replace("Replayed", "Changed"))),
+    });
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/line 1 of standard input is not the line the journal recorded as finished/);
     expect(receiver.requests).toHaveLength(before);
@@ -90,7 +100,9 @@ describe("wh replay --resume checks the destination", () => {
   it("prints a resume command that repeats --url and the flags given, shell-quoted, never the secret", async () => {
     const { first } = await interruptedReplay(200, 40, ["--header", "X-Tenant: acme corp", "--header", "Authorization: Bearer t0k3n", "--secret", SECRET]);
 
-    expect(first.stderr).toMatch(/interrupted: resume with {2}wh replay events\.ndjson --url http:\/\/127\.0\.0\.1:\d+\/hook --header 'X-Tenant: acme corp' --header 'Authorization: \*\*\*' --concurrency 4 --resume {3}\(type the values shown as \*\*\* again; give the secret again \(WH_SHARED_SECRET or --secret-file\)\)/);
+    expect(first.stderr).toMatch(
+      /interrupted: resume with {2}wh replay events\.ndjson --url http:\/\/127\.0\.0\.1:\d+\/hook --header 'X-Tenant: acme corp' --header 'Authorization: \*\*\*' --concurrency 4 --resume {3}\(type the values shown as \*\*\* again; give the secret again \(WH_SHARED_SECRET or --secret-file\)\)/,
+    );
     expect(`${first.stdout}${first.stderr}`).not.toContain(SECRET);
     expect(`${first.stdout}${first.stderr}`).not.toContain("t0k3n");
   });
@@ -111,7 +123,8 @@ describe("wh replay --resume checks the destination", () => {
     const headers = ["--header", "X-Tenant: acme", "--header", "Authorization: Bearer first-t0ken"];
     const { dir, receiver } = await interruptedReplay(200, 40, headers);
     const before = receiver.requests.length;
-    const resume = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4", ...extra, "--resume"], { cwd: dir });
+    const resume = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      runSigned(["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4", ...extra, "--resume"], { cwd: dir });
 
     const tenant = await resume(["--header", "X-Tenant: globex", "--header", "Authorization: Bearer first-t0ken"]);
     const token = await resume(["--header", "X-Tenant: acme", "--header", "Authorization: Bearer second-t0ken"]);
@@ -167,7 +180,9 @@ describe("one wh replay per journal", () => {
   it("lets exactly one of two --resume runs racing for a stale lock run, the other exits 2 naming it; the final --resume keeps every dead-letter record", async () => {
     for (let round = 0; round < 4; round += 1) {
       const dir = await makeTempDir();
-      const lines = manyEvents(400, 7).map((event, index) => (index % 50 === 10 ? "not json" : index % 50 === 20 ? trackLine("user-1", `refused-${index}`) : event.line));
+      const lines = manyEvents(400, 7).map((event, index) =>
+        index % 50 === 10 ? "not json" : index % 50 === 20 ? trackLine("user-1", `refused-${index}`) : event.line,
+      );
       await writeFile(join(dir, "events.ndjson"), ndjson(lines));
       const receiver = await server({ replies: (request) => (request.body.includes("refused") ? 400 : { status: 200, delayMs: 5 }) });
       const args = ["replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"];
@@ -186,7 +201,10 @@ describe("one wh replay per journal", () => {
       const results = await Promise.all(racers.map((racer) => racer.exited));
 
       const codes = results.map((result) => result.code);
-      expect(codes.filter((code) => code === 2), results.map((result) => result.stderr).join("\n---\n")).toHaveLength(1);
+      expect(
+        codes.filter((code) => code === 2),
+        results.map((result) => result.stderr).join("\n---\n"),
+      ).toHaveLength(1);
       const loser = codes.indexOf(2);
       const winner = racers[1 - loser] as WhProcess;
       expect((results[loser] as { stderr: string }).stderr).toMatch(new RegExp(`is in use by another wh run: process ${winner.child.pid} on `));
@@ -194,7 +212,10 @@ describe("one wh replay per journal", () => {
       const final = await runSigned([...args, "--resume"], { cwd: dir });
       expect(final.code, final.stderr).toBe(0);
       expect(final.stdout).toMatch(/complete already: 384 delivered, 0 skipped by integrations, 8 invalid, 8 failed/);
-      const recorded = (await readFile(join(dir, "events.ndjson.failed.ndjson"), "utf8")).trim().split("\n").map((line) => (JSON.parse(line) as { line: number }).line);
+      const recorded = (await readFile(join(dir, "events.ndjson.failed.ndjson"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { line: number }).line);
       const expected = lines.flatMap((line, index) => (line === "not json" || line.includes("refused") ? [index + 1] : []));
       expect(recorded.sort((a, b) => a - b)).toEqual(expected);
     }
@@ -207,7 +228,10 @@ describe("one wh replay per journal", () => {
     const lock = join(dir, "events.ndjson.wh-journal.lock");
     // The shell writes the lock with its own pid, then becomes wh (exec keeps the pid).
     const script = `printf '{"pid":%d,"host":"%s","startedAt":"2026-11-22T00:00:00.000Z","token":"before-the-restart"}' $$ "$(hostname)" > "$LOCK" && exec "$NODE" "$BIN" replay events.ndjson --url "$URL"`;
-    const child = spawn("sh", ["-c", script], { cwd: dir, env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN: builtBin(), URL: receiver.url, WH_SHARED_SECRET: SECRET }) });
+    const child = spawn("sh", ["-c", script], {
+      cwd: dir,
+      env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN: builtBin(), URL: receiver.url, WH_SHARED_SECRET: SECRET }),
+    });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const [code] = (await once(child, "close")) as [number | null];
@@ -219,7 +243,10 @@ describe("one wh replay per journal", () => {
   it("takes over a lock naming a live pid (1) whose process started after the lock was taken", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1")]));
-    await writeFile(join(dir, "events.ndjson.wh-journal.lock"), JSON.stringify({ pid: 1, host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "old-container", processStart: "not-pid-1s-start" }));
+    await writeFile(
+      join(dir, "events.ndjson.wh-journal.lock"),
+      JSON.stringify({ pid: 1, host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "old-container", processStart: "not-pid-1s-start" }),
+    );
     const receiver = await server();
 
     const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url], { cwd: dir });
@@ -232,7 +259,10 @@ describe("one wh replay per journal", () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1")]));
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
-    await writeFile(join(dir, "events.ndjson.wh-journal.lock"), JSON.stringify({ pid: Number(dead.stdout), host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "gone" }));
+    await writeFile(
+      join(dir, "events.ndjson.wh-journal.lock"),
+      JSON.stringify({ pid: Number(dead.stdout), host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "gone" }),
+    );
     const receiver = await server();
 
     const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url], { cwd: dir });

@@ -62,7 +62,11 @@ async function setUp(): Promise<Setup> {
 
 /** Replays the setup's file: in-process, unless `launch` is spawnWh (for kill -9). */
 function replay(setup: Setup, extra: string[] = [], launch: Launch = inProcess): WhProcess {
-  const spawned = spawnSigned(["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra], { cwd: setup.dir }, launch);
+  const spawned = spawnSigned(
+    ["replay", "events.ndjson", "--url", setup.server.url, "--concurrency", String(CONCURRENCY), ...extra],
+    { cwd: setup.dir },
+    launch,
+  );
   setup.attach(spawned);
   return spawned;
 }

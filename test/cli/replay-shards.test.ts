@@ -22,7 +22,9 @@ describe("wh replay --shard", () => {
     await writeFile(join(dir, "events.ndjson"), `${lines.join("\n")}\n`);
     const receiver = await server({ replies: () => ({ status: 200, delayMs: Math.floor(Math.random() * 3) }) });
 
-    const runs = await Promise.all([0, 1, 2, 3].map((index) => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--shard", `${index}/4`, "--concurrency", "8"], { cwd: dir })));
+    const runs = await Promise.all(
+      [0, 1, 2, 3].map((index) => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--shard", `${index}/4`, "--concurrency", "8"], { cwd: dir })),
+    );
 
     for (const result of runs) expect(result.code, result.stderr).toBe(1);
     const counts = countByMessageId(receiver.requests);
@@ -34,7 +36,9 @@ describe("wh replay --shard", () => {
       order.set(event.userId, [...(order.get(event.userId) ?? []), Number(event.messageId.slice(2))]);
     }
     for (const [user, sequence] of order) expect(sequence, user).toEqual([...sequence].sort((a, b) => a - b));
-    const reported = (await Promise.all([0, 1, 2, 3].map((index) => readNdjson(join(dir, `events.ndjson.shard-${index}-of-4.failed.ndjson`)).catch(() => [])))).flat();
+    const reported = (
+      await Promise.all([0, 1, 2, 3].map((index) => readNdjson(join(dir, `events.ndjson.shard-${index}-of-4.failed.ndjson`)).catch(() => [])))
+    ).flat();
     expect(reported.map((record) => record.line).sort((a, b) => Number(a) - Number(b))).toEqual([11, 501, 1002, 2000]);
   });
 
@@ -66,7 +70,8 @@ describe("wh replay --shard", () => {
     const events = manyEvents(60, 7);
     await writeFile(join(dir, "events.ndjson"), `${events.map((event) => event.line).join("\n")}\n`);
     const receiver = await server();
-    const replay = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => runSigned(["replay", "events.ndjson", "--url", receiver.url, "--journal", "shared.wh-journal", ...extra], { cwd: dir });
+    const replay = (extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      runSigned(["replay", "events.ndjson", "--url", receiver.url, "--journal", "shared.wh-journal", ...extra], { cwd: dir });
     const first = await replay(["--shard", "0/2", "--resume"]);
     expect(first.code, first.stderr).toBe(0);
     const sent = receiver.requests.length;

@@ -39,34 +39,49 @@ async function inputWithFailures(): Promise<{ dir: string; receiver: RecordingSe
 describe("the Kubernetes recipe: --resume under restartPolicy: OnFailure", () => {
   it.each([
     ["replay", (url: string) => ["replay", "events.ndjson", "--url", url, "--resume"], "events.ndjson.failed.ndjson"],
-    ["ingest", (url: string) => ["ingest", "events.ndjson", "--endpoint", url.replace(/\/hook$/, ""), "--write-key", "wk_loop", "--flush-at", "1", "--resume"], "events.ndjson.ingest-failed.ndjson"],
-  ])("wh %s: a run with an invalid line and a failed event exits 1, the restarted --resume sends nothing, keeps every file byte for byte and exits 0, and the loop ends", async (_command, argsFor, deadLetterName) => {
-    const { dir, receiver } = await inputWithFailures();
-    const args = argsFor(receiver.url);
+    [
+      "ingest",
+      (url: string) => ["ingest", "events.ndjson", "--endpoint", url.replace(/\/hook$/, ""), "--write-key", "wk_loop", "--flush-at", "1", "--resume"],
+      "events.ndjson.ingest-failed.ndjson",
+    ],
+  ])(
+    "wh %s: a run with an invalid line and a failed event exits 1, the restarted --resume sends nothing, keeps every file byte for byte and exits 0, and the loop ends",
+    async (_command, argsFor, deadLetterName) => {
+      const { dir, receiver } = await inputWithFailures();
+      const args = argsFor(receiver.url);
 
-    const runs = await podLoop(args, dir);
+      const runs = await podLoop(args, dir);
 
-    expect(runs.map((run) => run.code), runs.map((run) => run.stderr).join("\n---\n")).toEqual([1, 0]);
-    const [first, restarted] = runs as [RunResult, RunResult];
-    expect(first.stderr).toMatch(/line 8/);
-    const sent = receiver.requests.length;
-    const deadLetters = (await readFile(join(dir, deadLetterName), "utf8")).trim().split("\n");
-    expect(deadLetters.map((line) => (JSON.parse(line) as { line: number }).line).sort()).toEqual([8, 9]);
-    expect(restarted.stdout).toMatch(/complete already: 20 delivered, 0 skipped by integrations, 1 invalid, 1 failed; nothing was sent/);
-    expect(restarted.stdout).toContain(`dead letters: ${join(dir, deadLetterName)}`);
-    expect(restarted.stdout).toMatch(/the run ended with exit 1 \(1 invalid, 1 failed\)/);
-    const files = await snapshot(dir);
+      expect(
+        runs.map((run) => run.code),
+        runs.map((run) => run.stderr).join("\n---\n"),
+      ).toEqual([1, 0]);
+      const [first, restarted] = runs as [RunResult, RunResult];
+      expect(first.stderr).toMatch(/line 8/);
+      const sent = receiver.requests.length;
+      const deadLetters = (await readFile(join(dir, deadLetterName), "utf8")).trim().split("\n");
+      expect(deadLetters.map((line) => (JSON.parse(line) as { line: number }).line).sort()).toEqual([8, 9]);
+      expect(restarted.stdout).toMatch(/complete already: 20 delivered, 0 skipped by integrations, 1 invalid, 1 failed; nothing was sent/);
+      expect(restarted.stdout).toContain(`dead letters: ${join(dir, deadLetterName)}`);
+      expect(restarted.stdout).toMatch(/the run ended with exit 1 \(1 invalid, 1 failed\)/);
+      const files = await snapshot(dir);
 
-    const again = await runSigned(args, { cwd: dir });
+      const again = await runSigned(args, { cwd: dir });
 
-    expect(again.code, again.stderr).toBe(0);
-    expect(receiver.requests).toHaveLength(sent);
-    expect(await snapshot(dir)).toEqual(files);
-  });
+      expect(again.code, again.stderr).toBe(0);
+      expect(receiver.requests).toHaveLength(sent);
+      expect(await snapshot(dir)).toEqual(files);
+    },
+  );
 
   it("a --resume of a run that ended cleanly creates no dead-letter file and changes nothing", async () => {
     const dir = await makeTempDir();
-    await writeFile(join(dir, "events.ndjson"), `${manyEvents(5, 2).map((event) => event.line).join("\n")}\n`);
+    await writeFile(
+      join(dir, "events.ndjson"),
+      `${manyEvents(5, 2)
+        .map((event) => event.line)
+        .join("\n")}\n`,
+    );
     const receiver = await server();
     const args = ["replay", "events.ndjson", "--url", receiver.url, "--resume"];
     expect((await runSigned(args, { cwd: dir })).code).toBe(0);

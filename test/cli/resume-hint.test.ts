@@ -26,7 +26,10 @@ const NOT_REPEATED = new Set([
 async function optionsOf(command: string): Promise<{ flag: string; takesValue: boolean }[]> {
   const help = (await runInProcess([command, "--help"])).stdout;
   const section = help.slice(help.indexOf("Options:"), help.indexOf("\n\n", help.indexOf("Options:")));
-  return [...section.matchAll(/^\s+(?:-\w, )?(--[a-z][a-z-]*)( <[^>]+>)?/gm)].map((match) => ({ flag: match[1] as string, takesValue: match[2] !== undefined }));
+  return [...section.matchAll(/^\s+(?:-\w, )?(--[a-z][a-z-]*)( <[^>]+>)?/gm)].map((match) => ({
+    flag: match[1] as string,
+    takesValue: match[2] !== undefined,
+  }));
 }
 
 const camel = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
@@ -37,7 +40,9 @@ describe("the resume command", () => {
     expect(options.length).toBeGreaterThan(8);
 
     for (const { flag, takesValue } of options.filter((option) => !NOT_REPEATED.has(option.flag))) {
-      const words = resumeCommand(command, "events.ndjson", { [camel(flag)]: takesValue ? "7" : true }, command === "replay" ? replayFlags : ingestFlags).split(" ");
+      const words = resumeCommand(command, "events.ndjson", { [camel(flag)]: takesValue ? "7" : true }, command === "replay" ? replayFlags : ingestFlags).split(
+        " ",
+      );
       expect(words, flag).toContain(flag);
       // The write key is a secret: masked, to be typed again.
       if (takesValue) expect(words[words.indexOf(flag) + 1], flag).toBe(flag === "--write-key" ? "'***'" : "7");
@@ -46,7 +51,12 @@ describe("the resume command", () => {
 
   it("printed by an interrupted replay keeps --max-attempts, --timeout and --retry-window", async () => {
     const dir = await makeTempDir();
-    await writeFile(join(dir, "events.ndjson"), manyEvents(200, 7).map((event) => `${event.line}\n`).join(""));
+    await writeFile(
+      join(dir, "events.ndjson"),
+      manyEvents(200, 7)
+        .map((event) => `${event.line}\n`)
+        .join(""),
+    );
     let running: WhProcess | undefined;
     const receiver = await server({
       replies: (_request, index) => {
@@ -54,7 +64,10 @@ describe("the resume command", () => {
         return { status: 200, delayMs: 5 };
       },
     });
-    running = spawnSigned(["replay", "events.ndjson", "--url", receiver.url, "--max-attempts", "3", "--timeout", "2s", "--retry-window", "1h", "--concurrency", "4"], { cwd: dir });
+    running = spawnSigned(
+      ["replay", "events.ndjson", "--url", receiver.url, "--max-attempts", "3", "--timeout", "2s", "--retry-window", "1h", "--concurrency", "4"],
+      { cwd: dir },
+    );
 
     const result = await running.exited;
 

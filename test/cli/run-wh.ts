@@ -30,7 +30,9 @@ export function builtBin(): string {
   const built = statSync(BUNDLE, { throwIfNoEntry: false })?.mtimeMs;
   const newest = Math.max(newestMtime(join(ROOT, "src")), newestMtime(join(ROOT, "scripts")));
   if (built === undefined || built < newest) {
-    throw new Error(`dist/ is ${built === undefined ? "not built" : "older than src/ or scripts/"}: run \`npm run build\` before the tests that spawn bin/wh.cjs`);
+    throw new Error(
+      `dist/ is ${built === undefined ? "not built" : "older than src/ or scripts/"}: run \`npm run build\` before the tests that spawn bin/wh.cjs`,
+    );
   }
   checkedBundle = true;
   return BIN;

@@ -104,8 +104,13 @@ describe("the shared secret never appears in wh's output", () => {
 
   it("in wh config show and config show --json, with the secret from the file or the environment", async () => {
     const cwd = await makeTempDir();
-    await writeFile(join(cwd, ".whrc.json"), JSON.stringify({ webhooks: [{ url: "https://hooks.example.com/wh", headers: { Authorization: `Bearer ${TOKEN}` } }], sharedSecret: SECRET }));
-    const runs = [{}, { WH_SHARED_SECRET: `${SECRET}-env` }].flatMap((env) => [[], ["--json"]].map((extra) => runInProcess(["config", "show", ...extra], { cwd, env })));
+    await writeFile(
+      join(cwd, ".whrc.json"),
+      JSON.stringify({ webhooks: [{ url: "https://hooks.example.com/wh", headers: { Authorization: `Bearer ${TOKEN}` } }], sharedSecret: SECRET }),
+    );
+    const runs = [{}, { WH_SHARED_SECRET: `${SECRET}-env` }].flatMap((env) =>
+      [[], ["--json"]].map((extra) => runInProcess(["config", "show", ...extra], { cwd, env })),
+    );
     for (const result of await Promise.all(runs)) {
       expect(result.code).toBe(0);
       expect(result.stdout).toContain("***");
@@ -123,7 +128,11 @@ describe("the shared secret never appears in wh's output", () => {
     const cwd = await makeTempDir();
     await writeFile(
       join(cwd, ".whrc.json"),
-      JSON.stringify({ webhooks: [{ url: "ftp://x", headers: { Authorization: `Bearer ${TOKEN}`, Host: SECRET } }], sharedSecret: SECRET, sharedSecrets: SECRET }),
+      JSON.stringify({
+        webhooks: [{ url: "ftp://x", headers: { Authorization: `Bearer ${TOKEN}`, Host: SECRET } }],
+        sharedSecret: SECRET,
+        sharedSecrets: SECRET,
+      }),
     );
     for (const result of await Promise.all([TRACK, ["config", "validate"], ["config", "show"]].map((argv) => runInProcess(argv, { cwd })))) {
       expect(result.code).toBe(2);
@@ -133,7 +142,10 @@ describe("the shared secret never appears in wh's output", () => {
 
   it("in the error for a config file that is not valid JSON", async () => {
     const file = join(FIXTURES, "config", "invalid-syntax.whrc.json");
-    for (const argv of [[...TRACK, "--config", file], ["config", "validate", "--config", file]]) {
+    for (const argv of [
+      [...TRACK, "--config", file],
+      ["config", "validate", "--config", file],
+    ]) {
       const result = await runInProcess(argv);
       expect(result.code).toBe(2);
       expectNoLeak(result);
@@ -151,7 +163,10 @@ describe("the shared secret never appears in wh's output", () => {
       ["zz", body, 1],
     ] as const;
     const runs = cases.flatMap(([sig, input, code]) =>
-      [[], ["--explain"], ["--json", "--explain"]].map(async (extra) => ({ code, result: await runInProcess(["verify", "--secret", SECRET, "--signature", sig, ...extra], { input }) })),
+      [[], ["--explain"], ["--json", "--explain"]].map(async (extra) => ({
+        code,
+        result: await runInProcess(["verify", "--secret", SECRET, "--signature", sig, ...extra], { input }),
+      })),
     );
     for (const { code, result } of await Promise.all(runs)) {
       expect(result.code).toBe(code);

@@ -31,10 +31,11 @@ async function eventsDir(text = EVENTS): Promise<string> {
   return dir;
 }
 
-const bodies = (requests: readonly RecordedRequest[]): Record<string, unknown>[] => requests.flatMap((request) => {
-  const parsed = JSON.parse(request.body.toString("utf8")) as Record<string, unknown> | Record<string, unknown>[];
-  return Array.isArray(parsed) ? parsed : [parsed];
-});
+const bodies = (requests: readonly RecordedRequest[]): Record<string, unknown>[] =>
+  requests.flatMap((request) => {
+    const parsed = JSON.parse(request.body.toString("utf8")) as Record<string, unknown> | Record<string, unknown>[];
+    return Array.isArray(parsed) ? parsed : [parsed];
+  });
 
 describe("real Segment events (version 2, context, receivedAt, …)", () => {
   it("are accepted in classic mode and sent in the seed's shapes, verifiable the way Segment documents", async () => {
@@ -47,7 +48,14 @@ describe("real Segment events (version 2, context, receivedAt, …)", () => {
     expect(receiver.requests).toHaveLength(7);
     for (const request of receiver.requests) expect(segmentVerifies(request)).toBe(true);
     const [identify, track, page, screen, group, alias, del] = bodies(receiver.requests);
-    expect(identify).toMatchObject({ version: 1, type: "identify", userId: "u-ada", traits: { email: "ada@example.com" }, messageId: "ajs-next-1a2b3c", timestamp: "2026-11-21T09:30:08.227Z" });
+    expect(identify).toMatchObject({
+      version: 1,
+      type: "identify",
+      userId: "u-ada",
+      traits: { email: "ada@example.com" },
+      messageId: "ajs-next-1a2b3c",
+      timestamp: "2026-11-21T09:30:08.227Z",
+    });
     expect(track).toMatchObject({ version: 1, event: "Order Completed", properties: { total: 99.5 } });
     expect(page).toMatchObject({ version: 1, name: "Pricing", category: "Docs", properties: { path: "/pricing" } });
     expect(screen).toMatchObject({ version: 1, name: "Checkout", context: { device: { model: "iPhone15,2" } } });
@@ -62,28 +70,45 @@ describe("real Segment events (version 2, context, receivedAt, …)", () => {
     const dir = await eventsDir();
     const result = await signed(["replay", "events.ndjson", "--url", "http://127.0.0.1:9/", "--dry-run"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain("(not carried by the classic shape: originalTimestamp, receivedAt, sentAt, channel, projectId, _metadata; --mode actions sends the whole event)");
+    expect(result.stdout).toContain(
+      "(not carried by the classic shape: originalTimestamp, receivedAt, sentAt, channel, projectId, _metadata; --mode actions sends the whole event)",
+    );
   });
 
   it.each(["POST", "PUT", "PATCH"])("are sent whole in actions mode by %s, with what every Segment event has filled in, the delete skipped", async (method) => {
     const receiver = await server();
     const dir = await eventsDir(`${EVENTS}{"type":"track","userId":"u-new","event":"Bare"}\n`);
 
-    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--method", method, "--concurrency", "1"], { cwd: dir });
+    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--method", method, "--concurrency", "1"], {
+      cwd: dir,
+    });
 
     expect(result.code, result.stderr).toBe(0);
     expect(receiver.requests.map((request) => request.method)).toEqual(Array(7).fill(method));
     for (const request of receiver.requests) expect(segmentVerifies(request)).toBe(true);
     const sent = bodies(receiver.requests);
-    const original = EVENTS.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const original = EVENTS.trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const [index, event] of original.filter((event) => event.type !== "delete").entries()) expect(sent[index]).toMatchObject(event);
     expect(sent[5]).toMatchObject({ type: "alias", previousId: "anon-2", userId: "u-bob" });
-    expect(sent[6]).toEqual({ type: "track", userId: "u-new", event: "Bare", messageId: expect.any(String), timestamp: expect.any(String), receivedAt: expect.any(String), context: {}, integrations: {} });
+    expect(sent[6]).toEqual({
+      type: "track",
+      userId: "u-new",
+      event: "Bare",
+      messageId: expect.any(String),
+      timestamp: expect.any(String),
+      receivedAt: expect.any(String),
+      context: {},
+      integrations: {},
+    });
   });
 
   it("refuses PUT and batches in classic mode", async () => {
     const dir = await eventsDir();
-    expect((await signed(["replay", "events.ndjson", "--url", "http://127.0.0.1:9/", "--method", "PUT"], { cwd: dir })).stderr).toMatch(/--method PUT needs --mode actions/);
+    expect((await signed(["replay", "events.ndjson", "--url", "http://127.0.0.1:9/", "--method", "PUT"], { cwd: dir })).stderr).toMatch(
+      /--method PUT needs --mode actions/,
+    );
     expect((await signed(["replay", "events.ndjson", "--url", "http://127.0.0.1:9/", "--batch-size", "10"], { cwd: dir })).code).toBe(2);
   });
 });
@@ -99,7 +124,9 @@ describe("Actions batches", () => {
     const receiver = await server({ replies: () => ({ status: 200, delayMs: Math.floor(Math.random() * 15) }) });
     const dir = await eventsDir(text);
 
-    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--batch-size", "10", "--concurrency", "8"], { cwd: dir });
+    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--batch-size", "10", "--concurrency", "8"], {
+      cwd: dir,
+    });
 
     expect(result.code, result.stderr).toBe(0);
     for (const request of receiver.requests) expect(segmentVerifies(request)).toBe(true);
@@ -115,7 +142,9 @@ describe("Actions batches", () => {
     const receiver = await server({ replies: (request) => (request.body.includes('"m-7"') ? { status: 400, body: "bad batch" } : 200) });
     const dir = await eventsDir(many(20, 3));
 
-    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--batch-size", "5", "--concurrency", "1"], { cwd: dir });
+    const result = await signed(["replay", "events.ndjson", "--url", receiver.url, "--mode", "actions", "--batch-size", "5", "--concurrency", "1"], {
+      cwd: dir,
+    });
 
     expect(result.code).toBe(1);
     const records = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
@@ -155,7 +184,13 @@ describe("wh ingest and the HTTP API's batch context", () => {
   it("merges a batch line's context into each message, the message's own keys winning", async () => {
     const receiver = await server();
     const dir = await makeTempDir();
-    const line = { batch: [{ type: "track", userId: "u1", event: "A", context: { locale: "fr-FR" } }, { type: "identify", userId: "u2" }], context: { ip: "203.0.113.9", locale: "en-US" } };
+    const line = {
+      batch: [
+        { type: "track", userId: "u1", event: "A", context: { locale: "fr-FR" } },
+        { type: "identify", userId: "u2" },
+      ],
+      context: { ip: "203.0.113.9", locale: "en-US" },
+    };
     await writeFile(join(dir, "events.ndjson"), `${JSON.stringify(line)}\n`);
     const result = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
@@ -171,7 +206,12 @@ describe("the mode per source", () => {
     const dir = await eventsDir(many(4, 2));
     await writeFile(
       join(dir, ".whrc.json"),
-      JSON.stringify({ sources: { web: { webhooks: [{ url: receiver.url }], sharedSecret: SECRET, mode: "actions", method: "PATCH", batchSize: 2 }, legacy: { webhooks: [{ url: receiver.url }] } } }),
+      JSON.stringify({
+        sources: {
+          web: { webhooks: [{ url: receiver.url }], sharedSecret: SECRET, mode: "actions", method: "PATCH", batchSize: 2 },
+          legacy: { webhooks: [{ url: receiver.url }] },
+        },
+      }),
     );
     const result = await runInProcess(["replay", "events.ndjson", "--source", "web", "--concurrency", "1"], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
@@ -183,7 +223,9 @@ describe("the mode per source", () => {
 
   it("keeps a page's traits, as its properties, in classic mode", async () => {
     const receiver = await server();
-    const dir = await eventsDir(`${JSON.stringify({ type: "page", userId: "u1", name: "Home", traits: { title: "Home", plan: "pro" }, properties: { path: "/" } })}\n`);
+    const dir = await eventsDir(
+      `${JSON.stringify({ type: "page", userId: "u1", name: "Home", traits: { title: "Home", plan: "pro" }, properties: { path: "/" } })}\n`,
+    );
     const result = await signed(["replay", "events.ndjson", "--url", receiver.url], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     expect(bodies(receiver.requests)[0]?.properties).toEqual({ title: "Home", plan: "pro", path: "/" });

@@ -49,7 +49,13 @@ describe("wh send: the seven message types", () => {
     {
       type: "screen",
       args: ["--user-id", "u2", "--name", "Home", "--context", "device.model=Pixel 9", "--context", "os.name=Android", "--context", "app.version=4.1.2"],
-      expected: { version: 1, type: "screen", userId: "u2", name: "Home", context: { device: { model: "Pixel 9" }, os: { name: "Android" }, app: { version: "4.1.2" } } },
+      expected: {
+        version: 1,
+        type: "screen",
+        userId: "u2",
+        name: "Home",
+        context: { device: { model: "Pixel 9" }, os: { name: "Android" }, app: { version: "4.1.2" } },
+      },
       absent: [],
     },
     {
@@ -139,7 +145,7 @@ describe("wh send: building the message", () => {
   });
 
   it("nests dotted --trait keys", async () => {
-    const result = await send("identify", ["--user-id", "u1", "--trait", "address.city=Paris", "--trait", "address.zip=\"75001\"", "--trait", "logins=12"]);
+    const result = await send("identify", ["--user-id", "u1", "--trait", "address.city=Paris", "--trait", 'address.zip="75001"', "--trait", "logins=12"]);
     expect(result.code).toBe(0);
     expect(bodyOf(onlyRequest()).traits).toEqual({ address: { city: "Paris", zip: "75001" }, logins: 12 });
   });
@@ -319,7 +325,7 @@ describe("wh send: delivery outcomes", () => {
     server = await startRecordingServer({ replies: [503] });
     const wh = await startInProcess(["send", "track", "--url", server.url, "--secret", SECRET, "--user-id", "u1", "--event", "E", "--retry-window", "1h"]);
     const guard = setTimeout(() => wh.child.kill("SIGTERM"), 20_000); // never leave it retrying for an hour
-    let result;
+    let result: Awaited<typeof wh.exited>;
     try {
       await wh.waitForStderr((text) => text.includes("retrying in"));
       wh.child.kill("SIGINT");
@@ -359,7 +365,20 @@ describe("wh send: delivery outcomes", () => {
   it("delivers to the second URL when the first one refuses", async () => {
     const other = await startRecordingServer({ replies: [404] });
     try {
-      const result = await runInProcess(["send", "identify", "--user-id", "u1", "--url", other.url, "--url", server.url, "--secret", SECRET, "--retry-window", "1s"]);
+      const result = await runInProcess([
+        "send",
+        "identify",
+        "--user-id",
+        "u1",
+        "--url",
+        other.url,
+        "--url",
+        server.url,
+        "--secret",
+        SECRET,
+        "--retry-window",
+        "1s",
+      ]);
       expect(result.code).toBe(0);
       expect(other.requests).toHaveLength(1);
       expectSigned(onlyRequest());
@@ -426,7 +445,25 @@ describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
 
   /** A CA-signed receiver; --ca names an unrelated certificate; the signing CA comes, or not, from NODE_EXTRA_CA_CERTS. */
   const sendSigned = (extra: string | undefined) =>
-    runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", signed.url, "--secret", SECRET, "--ca", tlsFixture("self-signed.crt"), "--retry-window", "0s"], { env: { NODE_EXTRA_CA_CERTS: extra } });
+    runInProcess(
+      [
+        "send",
+        "track",
+        "--user-id",
+        "u1",
+        "--event",
+        "E",
+        "--url",
+        signed.url,
+        "--secret",
+        SECRET,
+        "--ca",
+        tlsFixture("self-signed.crt"),
+        "--retry-window",
+        "0s",
+      ],
+      { env: { NODE_EXTRA_CA_CERTS: extra } },
+    );
 
   it.runIf(listsDefaults)("keeps trusting the certificates of NODE_EXTRA_CA_CERTS when --ca adds another", async () => {
     const result = await sendSigned(tlsFixture("ca.crt"));
@@ -450,7 +487,22 @@ describe("wh send --timeout against a TLS handshake that never finishes", () => 
     try {
       const url = `https://127.0.0.1:${silent.port}/hook`;
       const started = Date.now();
-      const result = await runInProcess(["send", "track", "--user-id", "u1", "--event", "E", "--url", url, "--secret", SECRET, "--timeout", "300ms", "--retry-window", "0s"]);
+      const result = await runInProcess([
+        "send",
+        "track",
+        "--user-id",
+        "u1",
+        "--event",
+        "E",
+        "--url",
+        url,
+        "--secret",
+        SECRET,
+        "--timeout",
+        "300ms",
+        "--retry-window",
+        "0s",
+      ]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("no response within 300ms");
       expect(Date.now() - started).toBeLessThan(5_000);

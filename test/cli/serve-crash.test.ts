@@ -126,9 +126,13 @@ describe("wh serve loses nothing it answered 200", () => {
     const args = ["--url", hook.url, "--data-dir", dataDir, "--concurrency", "64"];
     const first = await serve(args, dir);
     // 25,000 events: three segments of the spool (10,000 records each), the last one open.
-    const batches = Array.from({ length: 250 }, (_, batch) => Array.from({ length: 100 }, (_, index) => ({ type: "track", userId: `u${index % 20}`, event: "Segmented", messageId: `s-${batch * 100 + index}` })));
+    const batches = Array.from({ length: 250 }, (_, batch) =>
+      Array.from({ length: 100 }, (_, index) => ({ type: "track", userId: `u${index % 20}`, event: "Segmented", messageId: `s-${batch * 100 + index}` })),
+    );
     for (let start = 0; start < batches.length; start += 10) {
-      const answers = await Promise.all(batches.slice(start, start + 10).map((batch) => post(first.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })));
+      const answers = await Promise.all(
+        batches.slice(start, start + 10).map((batch) => post(first.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })),
+      );
       expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
     }
     await eventually(() => hook.requests.length >= 25_000, 60_000, "the 25,000 events");
@@ -145,7 +149,9 @@ describe("wh serve loses nothing it answered 200", () => {
       await again.exited;
     }
     const last = await serve(args, dir);
-    expect((await post(last.url, "/v1/track", JSON.stringify({ userId: "u1", event: "After", messageId: "after-1" }), { authorization: basic("wk") })).status).toBe(200);
+    expect(
+      (await post(last.url, "/v1/track", JSON.stringify({ userId: "u1", event: "After", messageId: "after-1" }), { authorization: basic("wk") })).status,
+    ).toBe(200);
     await eventually(() => hook.requests.length === 25_001, 10_000, "the event after the restarts");
     expect(new Set(signedBodies(hook.requests).map((body) => body.messageId)).size).toBe(25_001);
   }, 120_000);
@@ -171,7 +177,10 @@ describe("wh serve loses nothing it answered 200", () => {
     expect(second.stderr()).toMatch(/1 unreadable record: moved to .*quarantine\.ndjson/);
     const health = (await (await fetch(`${second.url}/health`)).json()) as { spool: { quarantined: { count: number; path: string } } };
     expect(health.spool.quarantined).toEqual({ count: 1, path: join(dataDir, "quarantine.ndjson") });
-    const [quarantined] = readFileSync(join(dataDir, "quarantine.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { text: string; where: string });
+    const [quarantined] = readFileSync(join(dataDir, "quarantine.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { text: string; where: string });
     expect(quarantined).toMatchObject({ text: "not a record", where: `${segment} line 2` });
   });
 });

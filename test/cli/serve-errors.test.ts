@@ -50,7 +50,8 @@ describe("wh serve's error answers, as analytics-python reads them", () => {
     const dead = await receiver({ replies: [503] });
     const wh = await serve(["--url", dead.url, "--max-spool", "2kb", "--retry-window", "1h"]);
     let answer = await replay(wh.url, python!);
-    for (let tries = 0; answer.status === 200 && tries < 20; tries += 1) answer = await replay(wh.url, { ...python!, body: python!.body.replaceAll('"py-calls-', `"py-${tries}-`) });
+    for (let tries = 0; answer.status === 200 && tries < 20; tries += 1)
+      answer = await replay(wh.url, { ...python!, body: python!.body.replaceAll('"py-calls-', `"py-${tries}-`) });
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body)).toEqual({ success: false, code: "unavailable", message: expect.any(String) });
     expect(analyticsPythonOutcome(answer.status, answer.body)).toBe("retried");
@@ -61,7 +62,10 @@ describe("wh serve's error answers, as analytics-python reads them", () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { app: { writeKey: "wk-app", webhooks: [{ url: hook.url }] } } }));
     const wh = await serve([], dir);
-    const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u", event: "E" }), { authorization: basic("wk-other"), "content-type": "application/json" });
+    const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u", event: "E" }), {
+      authorization: basic("wk-other"),
+      "content-type": "application/json",
+    });
     expect(answer).toMatchObject({ status: 401, json: { success: false, code: "unknown_write_key" } });
     const settings = await fetch(`${wh.url}/v1/projects/wk-other/settings`);
     expect(settings.status).toBe(404);

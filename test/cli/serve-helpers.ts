@@ -73,7 +73,12 @@ export async function eventually(check: () => boolean, ms = 10_000, what = "the 
 }
 
 /** POSTs to wh serve as a hand-made client would. */
-export async function post(url: string, path: string, body: string | Buffer, headers: Record<string, string> = { "content-type": "application/json" }): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+export async function post(
+  url: string,
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string> = { "content-type": "application/json" },
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
   const response = await fetch(`${url}${path}`, { method: "POST", body, headers });
   const text = await response.text();
   return { status: response.status, json: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };

@@ -20,7 +20,13 @@ describe("wh serve's limits, as Segment's tracking API measures them", () => {
     const wh = await serve(["--url", hook.url]);
     const batch = [eventOf(32_768, "m-fits"), eventOf(32_769, "m-over")];
     const answer = await post(wh.url, "/v1/batch", JSON.stringify({ batch }), auth);
-    expect(answer).toMatchObject({ status: 200, json: { rejected: 1, errors: [{ where: "batch[1]", messageId: "m-over", reason: "too_large", message: "message is 32769 bytes of JSON; the limit is 32768 bytes (32 KB)" }] } });
+    expect(answer).toMatchObject({
+      status: 200,
+      json: {
+        rejected: 1,
+        errors: [{ where: "batch[1]", messageId: "m-over", reason: "too_large", message: "message is 32769 bytes of JSON; the limit is 32768 bytes (32 KB)" }],
+      },
+    });
     await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
     const [delivered] = signedBodies(hook.requests);
     expect(delivered).toMatchObject({ messageId: "m-fits" });

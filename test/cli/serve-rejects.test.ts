@@ -21,7 +21,11 @@ describe("wh serve takes a request event by event, as Segment's tracking API doe
     const records = lines(wh.stdout()).map((line) => JSON.parse(line) as { request?: Record<string, unknown> });
     const requests = records.flatMap((record) => (record.request === undefined ? [] : [record.request]));
     expect(requests).toEqual([
-      expect.objectContaining({ status: 200, accepted: 14, rejected: [{ where: "batch[7]", messageId: "the-bad-one", reason: "invalid_message", error: "You must pass 'event'." }] }),
+      expect.objectContaining({
+        status: 200,
+        accepted: 14,
+        rejected: [{ where: "batch[7]", messageId: "the-bad-one", reason: "invalid_message", error: "You must pass 'event'." }],
+      }),
     ]);
     expect(wh.stderr()).toContain("✗ batch[7] (messageId the-bad-one) rejected: You must pass 'event'.");
     expect(wh.stderr()).toContain("14 events accepted, 1 rejected");
@@ -35,7 +39,12 @@ describe("wh serve takes a request event by event, as Segment's tracking API doe
     const hook = await receiver();
     const wh = await serve(["--url", hook.url]);
     const auth = { authorization: basic("wk"), "content-type": "application/json" };
-    const batch = [{ type: "track", userId: "u", event: "ok" }, 7, { type: "track", userId: "u", event: "big", properties: { pad: "x".repeat(33_000) } }, { type: "track", userId: "u", event: "late", timestamp: "yesterday" }];
+    const batch = [
+      { type: "track", userId: "u", event: "ok" },
+      7,
+      { type: "track", userId: "u", event: "big", properties: { pad: "x".repeat(33_000) } },
+      { type: "track", userId: "u", event: "late", timestamp: "yesterday" },
+    ];
     const answer = await post(wh.url, "/v1/batch", JSON.stringify({ batch }), auth);
     expect(answer).toMatchObject({
       status: 200,
@@ -63,7 +72,10 @@ describe("wh serve takes a request event by event, as Segment's tracking API doe
     const inspector = lines(wh.stdout())
       .map((line) => JSON.parse(line) as { inspector?: string })
       .find((record) => record.inspector !== undefined)?.inspector as string;
-    const batch = [{ type: "track", userId: "u", event: "Kept" }, { type: "track", userId: "u", event: "" }];
+    const batch = [
+      { type: "track", userId: "u", event: "Kept" },
+      { type: "track", userId: "u", event: "" },
+    ];
     expect((await post(wh.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })).status).toBe(200);
     const events = new URL(inspector);
     events.pathname = "/events";

@@ -29,7 +29,12 @@ describe("wh serve takes the requests real Segment SDKs send, byte for byte", ()
         const bodies = signedBodies(hook.requests);
         expect(bodies.map((body) => body.messageId as string).sort()).toEqual([...expected].sort());
         // Actions mode: the client's own timestamp and sentAt texts, offsets and all, as Segment keeps them.
-        if (mode === "actions") for (const body of bodies) expect(body).toMatchObject({ originalTimestamp: sentTimes.get(body.messageId as string)?.timestamp, sentAt: sentTimes.get(body.messageId as string)?.sentAt });
+        if (mode === "actions")
+          for (const body of bodies)
+            expect(body).toMatchObject({
+              originalTimestamp: sentTimes.get(body.messageId as string)?.timestamp,
+              sentAt: sentTimes.get(body.messageId as string)?.sentAt,
+            });
         expect(wh.stderr()).not.toMatch(STACK_TRACE);
       });
     }

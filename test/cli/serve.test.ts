@@ -122,20 +122,43 @@ describe("wh serve: the tracking API by hand", () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
     expect(preflight.headers.get("access-control-allow-headers")).toBe("Content-Type, Authorization, Content-Encoding, X-Retry-Count");
-    const asking = await fetch(`${wh.url}/v1/t`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,x-retry-count,x-app-trace" } });
+    const asking = await fetch(`${wh.url}/v1/t`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,x-retry-count,x-app-trace",
+      },
+    });
     expect(asking.headers.get("access-control-allow-headers")).toBe("authorization,x-retry-count,x-app-trace");
-    const paths = { "/v1/i": { userId: "u1", traits: {} }, "/v1/t": { userId: "u1", event: "E" }, "/v1/p": { userId: "u1", name: "P" }, "/v1/s": { userId: "u1", name: "S" }, "/v1/g": { userId: "u1", groupId: "g" }, "/v1/a": { userId: "u1", previousId: "p" } };
+    const paths = {
+      "/v1/i": { userId: "u1", traits: {} },
+      "/v1/t": { userId: "u1", event: "E" },
+      "/v1/p": { userId: "u1", name: "P" },
+      "/v1/s": { userId: "u1", name: "S" },
+      "/v1/g": { userId: "u1", groupId: "g" },
+      "/v1/a": { userId: "u1", previousId: "p" },
+    };
     for (const [path, body] of Object.entries(paths)) {
       const answer = await post(wh.url, path, JSON.stringify({ ...body, writeKey: "wk" }), { "content-type": "text/plain" });
       expect(answer, path).toMatchObject({ status: 200, json: { success: true } });
       expect(answer.headers.get("access-control-allow-origin")).toBe("*");
     }
-    const batch = await post(wh.url, "/v1/b", JSON.stringify({ writeKey: "wk", batch: [{ type: "track", userId: "u2", event: "In Batch" }] }), { "content-type": "text/plain" });
+    const batch = await post(wh.url, "/v1/b", JSON.stringify({ writeKey: "wk", batch: [{ type: "track", userId: "u2", event: "In Batch" }] }), {
+      "content-type": "text/plain",
+    });
     expect(batch.status).toBe(200);
     await eventually(() => hook.requests.length === 7, 10_000, "seven deliveries");
     // u1's events in order; u2's batch is another user's, free to arrive in between.
     const bodies = signedBodies(hook.requests);
-    expect(bodies.filter((body) => body.userId === "u1" || body["User ID"] === "u1").map((body) => body.type)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
+    expect(bodies.filter((body) => body.userId === "u1" || body["User ID"] === "u1").map((body) => body.type)).toEqual([
+      "identify",
+      "track",
+      "page",
+      "screen",
+      "group",
+      "alias",
+    ]);
     expect(bodies.filter((body) => body.userId === "u2").map((body) => body.event)).toEqual(["In Batch"]);
   });
 
@@ -153,16 +176,20 @@ describe("wh serve: the tracking API by hand", () => {
       ],
     };
     const before = Date.now();
-    const answer = await post(wh.url, "/v1/batch", gzipSync(JSON.stringify(body)), { "content-type": "application/json", "content-encoding": "gzip", authorization: basic("wk") });
+    const answer = await post(wh.url, "/v1/batch", gzipSync(JSON.stringify(body)), {
+      "content-type": "application/json",
+      "content-encoding": "gzip",
+      authorization: basic("wk"),
+    });
     expect(answer.status).toBe(200);
     await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
-    const [first, second] = signedBodies(hook.requests) as [Record<string, any>, Record<string, any>];
+    const [first, second] = signedBodies(hook.requests) as [Record<string, unknown>, Record<string, unknown>];
     expect(first.context).toMatchObject({ library: { name: "analytics.js" }, locale: "de-DE", ip: "127.0.0.1" });
     expect(second.context).toMatchObject({ library: { name: "analytics.js" }, locale: "fr-FR", ip: "127.0.0.1" });
     expect(first.originalTimestamp).toBe(happened);
     // timestamp = receivedAt - (sentAt - originalTimestamp): ten seconds before it arrived.
-    const corrected = Date.parse(first.timestamp);
-    expect(corrected - Date.parse(first.receivedAt)).toBe(-10_000);
+    const corrected = Date.parse(String(first.timestamp));
+    expect(corrected - Date.parse(String(first.receivedAt))).toBe(-10_000);
     expect(corrected).toBeGreaterThanOrEqual(before - 10_000 - 5);
     // No timestamp: it happened when it arrived.
     expect(second.timestamp).toBe(second.receivedAt);
@@ -171,7 +198,12 @@ describe("wh serve: the tracking API by hand", () => {
   it("drops a retried request's events by messageId, and still answers 200", async () => {
     const hook = await receiver();
     const wh = await serve(["--url", hook.url]);
-    const body = JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Once", messageId: "m-1" }, { type: "track", userId: "u1", event: "Once too", messageId: "m-2" }] });
+    const body = JSON.stringify({
+      batch: [
+        { type: "track", userId: "u1", event: "Once", messageId: "m-1" },
+        { type: "track", userId: "u1", event: "Once too", messageId: "m-2" },
+      ],
+    });
     expect((await post(wh.url, "/v1/batch", body, { authorization: basic("wk") })).status).toBe(200);
     expect((await post(wh.url, "/v1/batch", body, { authorization: basic("wk") })).status).toBe(200);
     await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
@@ -189,9 +221,19 @@ describe("wh serve: the tracking API by hand", () => {
     const auth = { authorization: basic("wk"), "content-type": "application/json" };
     const malformed = await post(wh.url, "/v1/track", "{not json", auth);
     expect(malformed).toMatchObject({ status: 400, json: { success: false, message: expect.stringContaining("not JSON") } });
-    const huge = await post(wh.url, "/v1/batch", JSON.stringify({ batch: [{ type: "track", userId: "u", event: "E", properties: { pad: "x".repeat(45_000) } }] }), auth);
+    const huge = await post(
+      wh.url,
+      "/v1/batch",
+      JSON.stringify({ batch: [{ type: "track", userId: "u", event: "E", properties: { pad: "x".repeat(45_000) } }] }),
+      auth,
+    );
     expect(huge).toMatchObject({ status: 400, json: { message: expect.stringContaining("larger than 40000 bytes") } });
-    const hugeZipped = await post(wh.url, "/v1/batch", gzipSync(JSON.stringify({ batch: [{ type: "track", userId: "u", event: "E", properties: { pad: "x".repeat(45_000) } }] })), { ...auth, "content-encoding": "gzip" });
+    const hugeZipped = await post(
+      wh.url,
+      "/v1/batch",
+      gzipSync(JSON.stringify({ batch: [{ type: "track", userId: "u", event: "E", properties: { pad: "x".repeat(45_000) } }] })),
+      { ...auth, "content-encoding": "gzip" },
+    );
     expect(hugeZipped.status).toBe(400);
     const bigEvent = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u", event: "E", properties: { pad: "x".repeat(33_000) } }), auth);
     expect(bigEvent).toMatchObject({ status: 200, json: { rejected: 1, errors: [{ message: expect.stringContaining("32 KB") }] } });
@@ -210,7 +252,9 @@ describe("wh serve: the tracking API by hand", () => {
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let index = 0; index < 20; index += 1) {
-      const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: `u${index}`, event: "Fill", properties: { pad: "x".repeat(200) } }), { authorization: basic("wk") });
+      const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: `u${index}`, event: "Fill", properties: { pad: "x".repeat(200) } }), {
+        authorization: basic("wk"),
+      });
       statuses.push(answer.status);
       if (answer.status === 503) retryAfter = answer.headers.get("retry-after");
     }
@@ -249,7 +293,14 @@ describe("wh serve: the tracking API by hand", () => {
     const metrics = await fetch(`${wh.url}/metrics`);
     expect(metrics.headers.get("content-type")).toContain("text/plain; version=0.0.4");
     const text = await metrics.text();
-    for (const family of ["wh_serve_requests_total", "wh_serve_events_accepted_total", "wh_serve_events_total", "wh_serve_retrying", "wh_serve_spool_depth", "wh_serve_delivery_latency_seconds"]) {
+    for (const family of [
+      "wh_serve_requests_total",
+      "wh_serve_events_accepted_total",
+      "wh_serve_events_total",
+      "wh_serve_retrying",
+      "wh_serve_spool_depth",
+      "wh_serve_delivery_latency_seconds",
+    ]) {
       expect(text).toContain(`# TYPE ${family} `);
     }
     expect(text).toMatch(/^wh_serve_delivery_latency_seconds_count 1$/m);
@@ -272,7 +323,8 @@ describe("wh serve: the tracking API by hand", () => {
     const dir = await makeTempDir();
     const down = await receiver({ replies: [503] });
     const first = await serve(["--url", down.url], dir);
-    for (let index = 0; index < 3; index += 1) expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event: `E${index}` }), { authorization: basic("wk") })).status).toBe(200);
+    for (let index = 0; index < 3; index += 1)
+      expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event: `E${index}` }), { authorization: basic("wk") })).status).toBe(200);
     await first.stop();
     expect((await first.exited).code).toBe(0);
     expect(await readdir(join(dir, ".wh", "serve", "spool"))).not.toEqual([]);

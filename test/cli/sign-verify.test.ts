@@ -159,7 +159,9 @@ describe.concurrent("wh verify", () => {
   it("exits 2 when both --secret and --secret-file are given", async () => {
     const { cwd } = await bodyFile(first.body);
     await writeFile(join(cwd, "secret.txt"), first.secret);
-    const result = await runInProcess(["verify", "--secret", first.secret, "--secret-file", "secret.txt", "--signature", first.signature, "body.json"], { cwd });
+    const result = await runInProcess(["verify", "--secret", first.secret, "--secret-file", "secret.txt", "--signature", first.signature, "body.json"], {
+      cwd,
+    });
     expect(result.code).toBe(2);
   });
 
@@ -218,7 +220,10 @@ describe.concurrent("wh verify", () => {
   it("prefers --secret-file over WH_SHARED_SECRET", async () => {
     const { cwd } = await bodyFile(first.body);
     await writeFile(join(cwd, "secret.txt"), `${first.secret}\n`);
-    const result = await runInProcess(["verify", "--secret-file", "secret.txt", "--signature", first.signature, "body.json"], { cwd, env: { WH_SHARED_SECRET: "wrong" } });
+    const result = await runInProcess(["verify", "--secret-file", "secret.txt", "--signature", first.signature, "body.json"], {
+      cwd,
+      env: { WH_SHARED_SECRET: "wrong" },
+    });
     expect(result.code).toBe(0);
   });
 

@@ -151,7 +151,10 @@ describe("--source for other commands", () => {
   });
 
   it("refuses --source when the config defines no sources, with exit 2", async () => {
-    const result = await wh(["send", "track", "--event", "Signed Up", "--user-id", "U", "--source", "web"], { webhooks: [{ url: web.url }], sharedSecret: SECRETS.web });
+    const result = await wh(["send", "track", "--event", "Signed Up", "--user-id", "U", "--source", "web"], {
+      webhooks: [{ url: web.url }],
+      sharedSecret: SECRETS.web,
+    });
     expectExit(result, 2);
     expect(web.requests).toHaveLength(0);
   });
@@ -174,7 +177,9 @@ describe("--source for other commands", () => {
   it("syncs an audience for the source --source names", async () => {
     const dir = await withConfig(threeSources());
     await writeFile(join(dir, "members.txt"), "u1\n");
-    const result = await runInProcess(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json", "--source", "ios"], { cwd: dir });
+    const result = await runInProcess(["audience", "sync", "Beta Testers", "--members", "members.txt", "--state", "state.json", "--source", "ios"], {
+      cwd: dir,
+    });
     expectExit(result, 0);
     const request = onlyRequest(ios);
     expect(request.headers["x-signature"]).toBe(hmacHex(SECRETS.ios, request.body));

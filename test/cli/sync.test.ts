@@ -99,9 +99,15 @@ async function workspace() {
     statePath,
     write: (name: string, text: string | Buffer) => writeFile(join(dir, name), text),
     audience: (server: RecordingServer, extra: readonly string[] = [], name = AUDIENCE): Promise<RunResult> =>
-      runInProcess(["audience", "sync", name, "--members", "members.txt", "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
+      runInProcess(["audience", "sync", name, "--members", "members.txt", "--state", "state.json", "--url", server.url, ...extra], {
+        cwd: dir,
+        env: { WH_SHARED_SECRET: SECRET },
+      }),
     traits: (server: RecordingServer, file: string, extra: readonly string[] = []): Promise<RunResult> =>
-      runInProcess(["traits", "sync", LTV, "--values", file, "--state", "state.json", "--url", server.url, ...extra], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } }),
+      runInProcess(["traits", "sync", LTV, "--values", file, "--state", "state.json", "--url", server.url, ...extra], {
+        cwd: dir,
+        env: { WH_SHARED_SECRET: SECRET },
+      }),
   };
 }
 
@@ -172,7 +178,10 @@ describe("wh audience sync: the first sync", () => {
     const server = await receiver();
     const dir = await makeTempDir();
     await writeFile(join(dir, "members.txt"), members("u1"));
-    const result = await runInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--url", server.url], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
+    const result = await runInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--url", server.url], {
+      cwd: dir,
+      env: { WH_SHARED_SECRET: SECRET },
+    });
     expectExit(result, 0);
     expect(await stateValues(join(dir, `${AUDIENCE_TRAIT}.wh-state.json`))).toEqual(trueFor(["u1"]));
   });
@@ -309,10 +318,13 @@ describe("wh audience sync: an interrupted sync", () => {
     });
     const ws = await workspace();
     await ws.write("members.txt", members(...all));
-    const wh = await startInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--state", "state.json", "--url", slow.url, "--concurrency", "4"], {
-      cwd: ws.dir,
-      env: { WH_SHARED_SECRET: SECRET },
-    });
+    const wh = await startInProcess(
+      ["audience", "sync", AUDIENCE, "--members", "members.txt", "--state", "state.json", "--url", slow.url, "--concurrency", "4"],
+      {
+        cwd: ws.dir,
+        env: { WH_SHARED_SECRET: SECRET },
+      },
+    );
     await midway;
     wh.child.kill("SIGINT");
     const interrupted = await wh.exited;
@@ -426,7 +438,17 @@ describe("wh audience sync and wh traits sync: CSV files", () => {
     const ws = await workspace();
     await ws.write("ltv.csv", 'userId,value\nu1,1.10\nu2,1e3\nu3,18446744073709551616\nu4,-0\nu5,42\nu6,2.5\nu7,"[1,2]"\nu8,"two\nlines"\nu9,007\n');
     expectExit(await ws.traits(server, "ltv.csv"), 0);
-    expect(sentOnce(server, LTV_TRAIT)).toEqual({ u1: "1.10", u2: "1e3", u3: "18446744073709551616", u4: "-0", u5: 42, u6: 2.5, u7: [1, 2], u8: "two\nlines", u9: "007" });
+    expect(sentOnce(server, LTV_TRAIT)).toEqual({
+      u1: "1.10",
+      u2: "1e3",
+      u3: "18446744073709551616",
+      u4: "-0",
+      u5: 42,
+      u6: 2.5,
+      u7: [1, 2],
+      u8: "two\nlines",
+      u9: "007",
+    });
     expect(server.requests.some((request) => request.body.toString("utf8").includes(`"${LTV_TRAIT}":"18446744073709551616"`))).toBe(true);
   });
 
@@ -603,7 +625,11 @@ describe("wh audience sync --dry-run and --json", () => {
     expect(summary).toMatchObject({ summary: true, delivered: 2, failed: 1, trait: AUDIENCE_TRAIT });
     expect(records.filter((record) => record.summary === true)).toHaveLength(1);
     const perUser = records.filter((record) => record.summary !== true);
-    expect(sortKeys(Object.fromEntries(perUser.map((record) => [record.userId as string, record.outcome])))).toEqual({ u1: "delivered", u2: "failed", u3: "delivered" });
+    expect(sortKeys(Object.fromEntries(perUser.map((record) => [record.userId as string, record.outcome])))).toEqual({
+      u1: "delivered",
+      u2: "failed",
+      u3: "delivered",
+    });
     for (const record of perUser) expect(record).toMatchObject({ change: "joined", value: true, type: "identify" });
   });
 });

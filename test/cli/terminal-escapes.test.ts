@@ -7,6 +7,7 @@ import { eventually, post, SECRET } from "./serve-helpers.js";
 /** An OSC window title, a clear screen, an 8-bit CSI and an 8-bit OSC: what a hostile sender puts in a field. */
 const ATTACK = "u1\u001b]0;pwned\u0007\u001b[2J\u009b31m\u009d0;t\u0007\u202e";
 /** Bytes a terminal would act on; none may reach stdout or stderr raw. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these control characters are what the test looks for.
 const RAW_CONTROL = /[\u001b\u0007\u009b\u009d\u202e]/;
 
 const running = killedAfterEach();

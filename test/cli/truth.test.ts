@@ -36,7 +36,7 @@ describe("the receiver's answer is shown", () => {
     expect(JSON.parse(json.stdout.trim()).urls[0]).toMatchObject({ status: 404, body: "no such hook: \u001b[31mred\u001b[0m" });
     expect(replay.code).toBe(1);
     const [record] = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
-    expect((record?.urls as { body: string }[])[0]?.body).toBe("no such hook: \u001b[31mred\u001b[0m");
+    expect((record?.urls as { body: string }[] | undefined)?.[0]?.body).toBe("no such hook: \u001b[31mred\u001b[0m");
   });
 
   it("shows a redirect's Location, and does not follow it", async () => {
@@ -48,10 +48,29 @@ describe("the receiver's answer is shown", () => {
   });
 
   it("with --verbose shows each attempt's headers (credentials masked), status, time and answer", async () => {
-    const receiver = await server({ replies: [{ status: 503, body: "busy" }, { status: 200, body: "thanks" }] });
-    const result = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", receiver.url, "--header", "Authorization: Bearer s3cr3t-t0ken", "--verbose"]);
+    const receiver = await server({
+      replies: [
+        { status: 503, body: "busy" },
+        { status: 200, body: "thanks" },
+      ],
+    });
+    const result = await signed([
+      "send",
+      "track",
+      "--user-id",
+      "u1",
+      "--event",
+      "E",
+      "--url",
+      receiver.url,
+      "--header",
+      "Authorization: Bearer s3cr3t-t0ken",
+      "--verbose",
+    ]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/hook attempt 1 Content-Type: application\/json; User-Agent: wh\/[\d.]+; X-Signature: [0-9a-f]{40}; Authorization: \*\*\*/);
+    expect(result.stderr).toMatch(
+      /POST http:\/\/127\.0\.0\.1:\d+\/hook attempt 1 Content-Type: application\/json; User-Agent: wh\/[\d.]+; X-Signature: [0-9a-f]{40}; Authorization: \*\*\*/,
+    );
     expect(result.stderr).toMatch(/attempt 1: HTTP 503: busy \(\d+ms\)/);
     expect(result.stderr).toMatch(/attempt 2: HTTP 200: thanks \(\d+ms\)/);
     expect(`${result.stdout}${result.stderr}`).not.toContain("s3cr3t-t0ken");
@@ -62,11 +81,16 @@ describe("it says why it waits", () => {
   it("names the DNS error in the progress line, with when retries end and that Ctrl-C stops", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
-    const wh = inProcess(["replay", "events.ndjson", "--url", "http://no-such-host.invalid/hook", "--retry-window", "1h"], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
+    const wh = inProcess(["replay", "events.ndjson", "--url", "http://no-such-host.invalid/hook", "--retry-window", "1h"], {
+      cwd: dir,
+      env: { WH_SHARED_SECRET: SECRET },
+    });
     const stderr = await wh.waitForStderr((text) => /waiting on/.test(text));
     wh.child.kill("SIGINT");
     await wh.exited;
-    expect(stderr).toMatch(/0 delivered · 0 failed · 0 invalid · 1 waiting to retry · .* waiting on http:\/\/no-such-host\.invalid\/hook: getaddrinfo ENOTFOUND no-such-host\.invalid, retrying until \d\d:\d\d:\d\d \(Ctrl-C stops, resumable\)/);
+    expect(stderr).toMatch(
+      /0 delivered · 0 failed · 0 invalid · 1 waiting to retry · .* waiting on http:\/\/no-such-host\.invalid\/hook: getaddrinfo ENOTFOUND no-such-host\.invalid, retrying until \d\d:\d\d:\d\d \(Ctrl-C stops, resumable\)/,
+    );
   });
 
   it("gives up after --max-attempts", async () => {
@@ -97,7 +121,22 @@ describe("ambiguous input is refused", () => {
 
   it("keeps numbers JSON cannot carry exactly as strings, and string fields as strings", async () => {
     const receiver = await server();
-    const track = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", receiver.url, "--prop", "big=12345678901234567890", "--prop", "ver=1.10", "--prop", "n=42"]);
+    const track = await signed([
+      "send",
+      "track",
+      "--user-id",
+      "u1",
+      "--event",
+      "E",
+      "--url",
+      receiver.url,
+      "--prop",
+      "big=12345678901234567890",
+      "--prop",
+      "ver=1.10",
+      "--prop",
+      "n=42",
+    ]);
     const page = await signed(["send", "page", "--user-id", "u1", "--url", receiver.url, "--prop", "path=5", "--prop", "count=5"]);
     expect(track.code, track.stderr).toBe(0);
     expect(page.code, page.stderr).toBe(0);
@@ -202,11 +241,14 @@ describe("nothing leaks", () => {
 });
 
 describe("headers that cannot work", () => {
-  it.each(["Expect: 100-continue", "Upgrade: websocket", "Keep-Alive: timeout=5", "TE: trailers", "Trailer: X-Sum", "Proxy-Authorization: Basic eA=="])("refuses --header %j with exit 2", async (header) => {
-    const result = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", "http://127.0.0.1:9/", "--header", header]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/is a hop-by-hop or protocol header/);
-  });
+  it.each(["Expect: 100-continue", "Upgrade: websocket", "Keep-Alive: timeout=5", "TE: trailers", "Trailer: X-Sum", "Proxy-Authorization: Basic eA=="])(
+    "refuses --header %j with exit 2",
+    async (header) => {
+      const result = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", "http://127.0.0.1:9/", "--header", header]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/is a hop-by-hop or protocol header/);
+    },
+  );
 });
 
 describe("proxies", () => {
@@ -247,7 +289,10 @@ describe("proxies", () => {
       const secure = await server({ tls: { key: tls("server.key"), cert: tls("server.crt") } });
       const env = { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url };
       const viaProxy = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", plain.url], { env });
-      const tlsViaProxy = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", secure.url.replace("127.0.0.1", "localhost"), "--ca", join(FIXTURES, "tls", "ca.crt")], { env });
+      const tlsViaProxy = await signed(
+        ["send", "track", "--user-id", "u1", "--event", "E", "--url", secure.url.replace("127.0.0.1", "localhost"), "--ca", join(FIXTURES, "tls", "ca.crt")],
+        { env },
+      );
       const untrusted = await signed(["send", "track", "--user-id", "u1", "--event", "E", "--url", secure.url.replace("127.0.0.1", "localhost")], { env });
       expect(viaProxy.code, viaProxy.stderr).toBe(0);
       expect(tlsViaProxy.code, tlsViaProxy.stdout).toBe(0);
@@ -281,13 +326,18 @@ describe("exit codes and machine output", () => {
     expect(result.code).toBe(2);
     const lines = result.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0] as string)).toEqual({ error: expect.objectContaining({ code: "E_CONFIG", exitCode: 2, issues: [expect.stringMatching(/webhooks\[0\]\.url: "nope" is not an absolute URL/)] }) });
+    expect(JSON.parse(lines[0] as string)).toEqual({
+      error: expect.objectContaining({ code: "E_CONFIG", exitCode: 2, issues: [expect.stringMatching(/webhooks\[0\]\.url: "nope" is not an absolute URL/)] }),
+    });
   });
 
   it("applies send's field rules in wh ingest, and says 'missing type'", async () => {
     const receiver = await server();
     const dir = await makeTempDir();
-    await writeFile(join(dir, "events.ndjson"), `${JSON.stringify({ type: "page", userId: "u1", properties: { url: 5 } })}\n${JSON.stringify({ userId: "u1" })}\n`);
+    await writeFile(
+      join(dir, "events.ndjson"),
+      `${JSON.stringify({ type: "page", userId: "u1", properties: { url: 5 } })}\n${JSON.stringify({ userId: "u1" })}\n`,
+    );
     const result = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/line 1: properties\.url: Invalid input: expected string, received number/);
@@ -299,7 +349,10 @@ describe("exit codes and machine output", () => {
 describe("shell completion", () => {
   it("loads in bash and completes commands, flags and source names", async () => {
     const dir = await makeTempDir();
-    await writeFile(join(dir, ".whrc.json"), JSON.stringify({ sources: { web: { webhooks: [{ url: "http://127.0.0.1:9/" }] }, ios: { webhooks: [{ url: "http://127.0.0.1:9/" }] } } }));
+    await writeFile(
+      join(dir, ".whrc.json"),
+      JSON.stringify({ sources: { web: { webhooks: [{ url: "http://127.0.0.1:9/" }] }, ios: { webhooks: [{ url: "http://127.0.0.1:9/" }] } } }),
+    );
     await writeFile(join(dir, "wh"), `#!/bin/sh\nexec "${process.execPath}" "${builtBin()}" "$@"\n`, { mode: 0o755 });
     const script = `
       export PATH="${dir}:$PATH"

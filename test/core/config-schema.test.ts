@@ -69,14 +69,18 @@ describe("parseConfig: each problem as path: problem", () => {
     ["an ESC", "\u001b[2J", "U+001B"],
     ["a DEL", "a\u007fb", "U+007F"],
   ])("refuses a header value with %s, naming the character", (_label, value, code) => {
-    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([`webhooks[0].headers["X-Team"]: header value must not contain ${code}: ${CONTROL}`]);
+    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([
+      `webhooks[0].headers["X-Team"]: header value must not contain ${code}: ${CONTROL}`,
+    ]);
   });
 
   it.each([
     ["a euro sign", "5 €", "U+20AC"],
     ["an emoji", "ok 😀", "U+1F600"],
   ])("refuses a header value with %s, which HTTP cannot carry", (_label, value, code) => {
-    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([`webhooks[0].headers["X-Team"]: header value must not contain ${code}: a header value holds bytes up to U+00FF (percent-encode the text)`]);
+    expect(issuesOf({ webhooks: [hook(undefined, { "X-Team": value })] })).toEqual([
+      `webhooks[0].headers["X-Team"]: header value must not contain ${code}: a header value holds bytes up to U+00FF (percent-encode the text)`,
+    ]);
   });
 
   it("accepts a tab and Latin-1 letters in a header value", () => {
@@ -102,11 +106,11 @@ describe("parseConfig: each problem as path: problem", () => {
   });
 
   it("refuses an unknown top-level key", () => {
-    expect(issuesOf({ webhooks: [hook()], webhook: [] })).toEqual(['webhook: unknown key']);
+    expect(issuesOf({ webhooks: [hook()], webhook: [] })).toEqual(["webhook: unknown key"]);
   });
 
   it("refuses an unknown key in a webhook, at its path", () => {
-    expect(issuesOf({ webhooks: [{ url: "https://a.example.com/", method: "PUT" }] })).toEqual(['webhooks[0].method: unknown key']);
+    expect(issuesOf({ webhooks: [{ url: "https://a.example.com/", method: "PUT" }] })).toEqual(["webhooks[0].method: unknown key"]);
   });
 
   it("refuses an empty sharedSecret", () => {
@@ -149,7 +153,7 @@ describe("parseConfig: each problem as path: problem", () => {
       'webhooks[1].headers["X-A"]: header value must not contain U+000D: control characters other than tab (CR, LF, NUL, ESC, DEL, …) are not allowed',
       "webhooks[5]: 6 webhooks given; at most 5 are allowed",
       "sharedSecret: must not be empty",
-      'extra: unknown key',
+      "extra: unknown key",
     ]);
   });
 });
@@ -168,7 +172,9 @@ describe("parseConfig: wh serve's queue", () => {
   it("takes a redis:// or rediss:// URL and refuses anything else, naming the key", () => {
     expect(parseConfig({ queue: "redis://:pw@127.0.0.1:6379/2" })).toMatchObject({ ok: true, value: { queue: "redis://:pw@127.0.0.1:6379/2" } });
     expect(parseConfig({ queue: "rediss://redis.example.com:6380" }).ok).toBe(true);
-    expect(issuesOf({ queue: "http://127.0.0.1:6379" })).toEqual(['queue: "http://127.0.0.1:6379/": expected a redis:// or rediss:// URL, such as redis://127.0.0.1:6379/0']);
+    expect(issuesOf({ queue: "http://127.0.0.1:6379" })).toEqual([
+      'queue: "http://127.0.0.1:6379/": expected a redis:// or rediss:// URL, such as redis://127.0.0.1:6379/0',
+    ]);
     expect(issuesOf({ queue: 6379 })).toEqual(["queue: Invalid input: expected string, received number"]);
   });
 
@@ -182,7 +188,9 @@ describe("parseConfig: wh serve's queue", () => {
 
 describe("parseConfig: sources wh serve can route", () => {
   it("refuses two sources with the same writeKey, naming both and not the key", () => {
-    const issues = issuesOf({ sources: { web: { writeKey: "wk-1", webhooks: [hook()] }, ios: { writeKey: "wk-1", webhooks: [hook()] }, tv: { writeKey: "wk-1", webhooks: [hook()] } } });
+    const issues = issuesOf({
+      sources: { web: { writeKey: "wk-1", webhooks: [hook()] }, ios: { writeKey: "wk-1", webhooks: [hook()] }, tv: { writeKey: "wk-1", webhooks: [hook()] } },
+    });
     expect(issues).toEqual([
       "sources.ios.writeKey: the same writeKey as sources.web (wh serve routes requests by write key: each source needs its own)",
       "sources.tv.writeKey: the same writeKey as sources.web (wh serve routes requests by write key: each source needs its own)",

@@ -6,7 +6,8 @@ import { FakeClock, FakeTransport, hangUntilAborted, ok200, START_MS, status, un
 
 const A = "https://a.example.com/hook";
 const B = "https://b.example.com/hook";
-const BODY = '{"version":1,"type":"track","userId":"u1","event":"Order Completed","properties":{"total":99.5},"messageId":"m-1","timestamp":"2026-11-21T09:30:08.276Z"}';
+const BODY =
+  '{"version":1,"type":"track","userId":"u1","event":"Order Completed","properties":{"total":99.5},"messageId":"m-1","timestamp":"2026-11-21T09:30:08.276Z"}';
 const BODY_SIGNATURE = "cd6914bf41497c6f7998f4bff3a8b807330073b4"; // fixtures/signatures.json, secret "s3cret"
 
 const target = (url: string, headers: Record<string, string> = {}): WebhookTarget => ({ url: new URL(url), headers });
@@ -117,7 +118,15 @@ describe("deliverMessage", () => {
       deliveredTo: undefined,
       attempts: 2,
       durationMs: 6_000,
-      targets: [{ url: A, attempts: 2, last: { kind: "response", status: 503, retryAfter: "6" }, result: "failed", reason: "Retry-After asks to wait 6.0s, past the end of the retry window" }],
+      targets: [
+        {
+          url: A,
+          attempts: 2,
+          last: { kind: "response", status: 503, retryAfter: "6" },
+          result: "failed",
+          reason: "Retry-After asks to wait 6.0s, past the end of the retry window",
+        },
+      ],
     });
     expect(events.at(-1)).toEqual({ type: "failed", report });
   });
@@ -219,7 +228,10 @@ describe("deliverMessage", () => {
   });
 
   it("signs the exact body bytes and sends the fixed headers, then the URL's static headers", async () => {
-    const { transport, options } = setup({ [A]: [ok200] }, { sharedSecret: "s3cret", targets: [target(A, { Authorization: "Bearer t0k", "X-Team": "growth" })] });
+    const { transport, options } = setup(
+      { [A]: [ok200] },
+      { sharedSecret: "s3cret", targets: [target(A, { Authorization: "Bearer t0k", "X-Team": "growth" })] },
+    );
     await deliverMessage(BODY, options);
     const headers = transport.calls[0]?.headers;
     expect(headers).toEqual({
@@ -241,7 +253,10 @@ describe("deliverMessage", () => {
 
   it("sends the same UTF-8 body bytes, with the same signature, on every retry and to every URL", async () => {
     const body = '{"version":1,"type":"identify","userId":"u1","traits":{"name":"Zoë 😀"},"messageId":"m-2","timestamp":"2026-11-21T09:30:08.276Z"}';
-    const { transport, options } = setup({ [A]: [status(503), status(503), status(404)], [B]: [status(500), status(400)] }, { sharedSecret: "key with spaces and ünïcödé" });
+    const { transport, options } = setup(
+      { [A]: [status(503), status(503), status(404)], [B]: [status(500), status(400)] },
+      { sharedSecret: "key with spaces and ünïcödé" },
+    );
     await deliverMessage(body, options);
     expect(transport.calls).toHaveLength(5);
     for (const call of transport.calls) {

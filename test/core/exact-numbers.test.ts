@@ -14,12 +14,23 @@ describe("inexactNumberProblem", () => {
     expect(inexactNumberProblem(`{"n":${number}}`)).toBe(`the number ${number} cannot be sent exactly (it would become ${becomes}); send it as a string`);
   });
 
-  it.each(["0", "-0", "1.10", "1e3", "1E+3", "2.5e-3", "9007199254740992", "0.30000000000000004", "123456789012345", "1.7976931348623157e308", "5e-324", "100000000000000000000", "0.000001"])(
-    "keeps %s, whose value a double holds exactly as written",
-    (number) => {
-      expect(inexactNumberProblem(`{"n":${number},"list":[${number}]}`)).toBeUndefined();
-    },
-  );
+  it.each([
+    "0",
+    "-0",
+    "1.10",
+    "1e3",
+    "1E+3",
+    "2.5e-3",
+    "9007199254740992",
+    "0.30000000000000004",
+    "123456789012345",
+    "1.7976931348623157e308",
+    "5e-324",
+    "100000000000000000000",
+    "0.000001",
+  ])("keeps %s, whose value a double holds exactly as written", (number) => {
+    expect(inexactNumberProblem(`{"n":${number},"list":[${number}]}`)).toBeUndefined();
+  });
 
   it("ignores digits inside strings, escaped quotes included", () => {
     expect(inexactNumberProblem('{"id":"12345678901234567890","k\\"1e400":"a\\"1e400","12345678901234567890":1}')).toBeUndefined();
@@ -32,7 +43,7 @@ describe("inexactNumberProblem", () => {
 
   it("finds a number after any JSON whitespace, in arrays and objects alike", () => {
     expect(inexactNumberProblem('{ "a" :\r\n\t 1e400 }')).toMatch(/^the number 1e400 /);
-    expect(inexactNumberProblem('[\n -12345678901234567890]')).toMatch(/^the number -12345678901234567890 /);
+    expect(inexactNumberProblem("[\n -12345678901234567890]")).toMatch(/^the number -12345678901234567890 /);
     expect(inexactNumberProblem('{"a":[0,\n1e-400]}')).toMatch(/^the number 1e-400 /);
   });
 

@@ -32,7 +32,14 @@ describe("buildIngestMessage", () => {
 
   it("keeps a given messageId, converts a given timestamp to UTC milliseconds and keeps other context fields beside library", () => {
     const result = accepted(
-      build({ type: "alias", userId: "u2", previousId: "anon-9", messageId: "m-given", timestamp: "2026-01-02T03:04:05+02:00", context: { ip: "203.0.113.9", locale: "fr-FR" } }),
+      build({
+        type: "alias",
+        userId: "u2",
+        previousId: "anon-9",
+        messageId: "m-given",
+        timestamp: "2026-01-02T03:04:05+02:00",
+        context: { ip: "203.0.113.9", locale: "fr-FR" },
+      }),
     );
     expect(JSON.parse(result.json)).toEqual({
       type: "alias",
@@ -46,8 +53,17 @@ describe("buildIngestMessage", () => {
   });
 
   it("keeps the seed's fields of each type", () => {
-    const page = accepted(build({ type: "page", anonymousId: "a1", name: "Home", category: "Docs", properties: { url: "https://example.com/" }, integrations: { All: false } }));
-    expect(JSON.parse(page.json)).toMatchObject({ type: "page", anonymousId: "a1", name: "Home", category: "Docs", properties: { url: "https://example.com/" }, integrations: { All: false } });
+    const page = accepted(
+      build({ type: "page", anonymousId: "a1", name: "Home", category: "Docs", properties: { url: "https://example.com/" }, integrations: { All: false } }),
+    );
+    expect(JSON.parse(page.json)).toMatchObject({
+      type: "page",
+      anonymousId: "a1",
+      name: "Home",
+      category: "Docs",
+      properties: { url: "https://example.com/" },
+      integrations: { All: false },
+    });
     const group = accepted(build({ type: "group", userId: "u1", groupId: "g1", traits: { plan: "pro" } }));
     expect(JSON.parse(group.json)).toMatchObject({ type: "group", userId: "u1", groupId: "g1", traits: { plan: "pro" } });
     const identify = accepted(build({ type: "identify", userId: "u1", traits: { email: "a@example.com" } }));

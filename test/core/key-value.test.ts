@@ -29,7 +29,12 @@ describe("assignKeyValues", () => {
   });
 
   it("keeps plain text as a string", () => {
-    expect(assignKeyValues("--trait", ["name=Ada Lovelace", "zip=007", "empty=", "eq=a=b"])).toEqual({ name: "Ada Lovelace", zip: "007", empty: "", eq: "a=b" });
+    expect(assignKeyValues("--trait", ["name=Ada Lovelace", "zip=007", "empty=", "eq=a=b"])).toEqual({
+      name: "Ada Lovelace",
+      zip: "007",
+      empty: "",
+      eq: "a=b",
+    });
   });
 
   it("adds to the target it is given and returns it", () => {

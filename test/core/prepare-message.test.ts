@@ -31,7 +31,10 @@ describe("prepareMessage: the outbound body of each type", () => {
   });
 
   it("builds a track byte for byte as the signature vector's body", () => {
-    const result = prepareMessage({ type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-1", timestamp: NOW }, stamps);
+    const result = prepareMessage(
+      { type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5 }, messageId: "m-1", timestamp: NOW },
+      stamps,
+    );
     expect(bodyOf(result)).toBe(
       '{"version":1,"type":"track","userId":"u1","event":"Order Completed","properties":{"total":99.5},"messageId":"m-1","timestamp":"2026-11-21T09:30:08.276Z"}',
     );
@@ -39,7 +42,13 @@ describe("prepareMessage: the outbound body of each type", () => {
 
   it("builds a page with name, category and properties, stamping time and id", () => {
     const result = prepareMessage(
-      { type: "page", anonymousId: "a-77", name: "Pricing", category: "Docs", properties: { path: "/pricing", url: "https://example.com/pricing", plan: "pro" } },
+      {
+        type: "page",
+        anonymousId: "a-77",
+        name: "Pricing",
+        category: "Docs",
+        properties: { path: "/pricing", url: "https://example.com/pricing", plan: "pro" },
+      },
       stamps,
     );
     expect(bodyOf(result)).toBe(
@@ -48,14 +57,20 @@ describe("prepareMessage: the outbound body of each type", () => {
   });
 
   it("builds a screen with name and device, os and app context", () => {
-    const context = { device: { model: "Pixel 9", type: "android" }, os: { name: "Android", version: "16" }, app: { build: "412", name: "Shop", version: "4.1.2" } };
+    const context = {
+      device: { model: "Pixel 9", type: "android" },
+      os: { name: "Android", version: "16" },
+      app: { build: "412", name: "Shop", version: "4.1.2" },
+    };
     expect(bodyOf(prepareMessage({ type: "screen", userId: "u2", name: "Home", context }, stamps))).toBe(
       `{"version":1,"type":"screen","userId":"u2","name":"Home","context":{"device":{"model":"Pixel 9","type":"android"},"os":{"name":"Android","version":"16"},"app":{"build":"412","name":"Shop","version":"4.1.2"}},"messageId":"id-1","timestamp":"${NOW}"}`,
     );
   });
 
   it("builds a screen without context with an empty context", () => {
-    expect(bodyOf(prepareMessage({ type: "screen", userId: "u2" }, stamps))).toBe(`{"version":1,"type":"screen","userId":"u2","context":{},"messageId":"id-1","timestamp":"${NOW}"}`);
+    expect(bodyOf(prepareMessage({ type: "screen", userId: "u2" }, stamps))).toBe(
+      `{"version":1,"type":"screen","userId":"u2","context":{},"messageId":"id-1","timestamp":"${NOW}"}`,
+    );
   });
 
   it("builds a group with groupId and traits", () => {
@@ -92,7 +107,9 @@ describe("prepareMessage: the outbound body of each type", () => {
     expect(bodyOf(prepareMessage({ type: "track", userId: "u1", event: "E" }, stamps))).toBe(
       `{"version":1,"type":"track","userId":"u1","event":"E","properties":{},"messageId":"id-1","timestamp":"${NOW}"}`,
     );
-    expect(bodyOf(prepareMessage({ type: "identify", userId: "u1" }, stamps))).toBe(`{"version":1,"type":"identify","userId":"u1","traits":{},"messageId":"id-1","timestamp":"${NOW}"}`);
+    expect(bodyOf(prepareMessage({ type: "identify", userId: "u1" }, stamps))).toBe(
+      `{"version":1,"type":"identify","userId":"u1","traits":{},"messageId":"id-1","timestamp":"${NOW}"}`,
+    );
   });
 
   it("sends userId null plus anonymousId when only anonymousId is known", () => {
@@ -106,7 +123,9 @@ describe("prepareMessage: the outbound body of each type", () => {
   });
 
   it("carries both userId and anonymousId when both are given", () => {
-    expect(bodyOf(prepareMessage({ type: "track", userId: "u1", anonymousId: "a-1", event: "E" }, stamps))).toContain('"userId":"u1","anonymousId":"a-1","event":"E"');
+    expect(bodyOf(prepareMessage({ type: "track", userId: "u1", anonymousId: "a-1", event: "E" }, stamps))).toContain(
+      '"userId":"u1","anonymousId":"a-1","event":"E"',
+    );
   });
 
   it("keeps a given messageId and generates one otherwise", () => {
@@ -120,12 +139,26 @@ describe("prepareMessage: the outbound body of each type", () => {
 describe("prepareMessage: null for what the app did not give, as Segment's SDKs send it", () => {
   it("reads null name, category, properties, traits, context keys, timestamp and messageId as absent", () => {
     const page = prepareMessage(
-      { type: "page", userId: "u1", anonymousId: null, name: null, category: null, properties: { url: null, title: "T" }, traits: null, context: null, integrations: null, timestamp: null, messageId: null },
+      {
+        type: "page",
+        userId: "u1",
+        anonymousId: null,
+        name: null,
+        category: null,
+        properties: { url: null, title: "T" },
+        traits: null,
+        context: null,
+        integrations: null,
+        timestamp: null,
+        messageId: null,
+      },
       stamps,
     );
     expect(bodyOf(page)).toBe(`{"version":1,"type":"page","userId":"u1","properties":{"url":null,"title":"T"},"messageId":"id-1","timestamp":"${NOW}"}`);
     const screen = prepareMessage({ type: "screen", userId: "u1", name: null, properties: null, context: { device: { model: null }, os: null } }, stamps);
-    expect(bodyOf(screen)).toBe(`{"version":1,"type":"screen","userId":"u1","context":{"device":{"model":null},"os":null},"messageId":"id-1","timestamp":"${NOW}"}`);
+    expect(bodyOf(screen)).toBe(
+      `{"version":1,"type":"screen","userId":"u1","context":{"device":{"model":null},"os":null},"messageId":"id-1","timestamp":"${NOW}"}`,
+    );
   });
 });
 
@@ -178,7 +211,11 @@ describe("prepareMessage: validation", () => {
       "event: Invalid input: expected string, received number; properties: Invalid input: expected object, received array",
     ],
     ["an empty messageId", { type: "track", userId: "u1", event: "E", messageId: "" }, "messageId: Too small: expected string to have >=1 characters"],
-    ["a page whose properties.url is not a string", { type: "page", userId: "u1", properties: { url: 5 } }, "properties.url: Invalid input: expected string, received number"],
+    [
+      "a page whose properties.url is not a string",
+      { type: "page", userId: "u1", properties: { url: 5 } },
+      "properties.url: Invalid input: expected string, received number",
+    ],
     [
       "a screen whose context.device.model is not a string",
       { type: "screen", userId: "u1", context: { device: { model: 9 } } },
@@ -255,12 +292,18 @@ describe("prepareLine", () => {
   it("re-serialises an outbound-shaped line compactly by default (what Segment sends)", () => {
     const line = '{"version": 1, "type": "track", "userId": "u1", "event": "E", "properties": {}, "messageId": "m-1", "timestamp": "2026-11-21T09:30:08Z"}';
     const compact = JSON.stringify(JSON.parse(line));
-    expect(prepareLine(`  ${line}\r\n`, stamps)).toEqual({ ok: true, message: { type: "track", body: compact, userKey: "u1", messageId: "m-1", enabled: true } });
+    expect(prepareLine(`  ${line}\r\n`, stamps)).toEqual({
+      ok: true,
+      message: { type: "track", body: compact, userKey: "u1", messageId: "m-1", enabled: true },
+    });
   });
 
   it("sends an outbound-shaped line as its exact bytes, trimmed, with exactBytes", () => {
     const line = '{"version": 1, "type": "track", "userId": "u1", "event": "E", "properties": {}, "messageId": "m-1", "timestamp": "2026-11-21T09:30:08Z"}';
-    expect(prepareLine(`  ${line}\r\n`, stamps, { exactBytes: true })).toEqual({ ok: true, message: { type: "track", body: line, userKey: "u1", messageId: "m-1", enabled: true } });
+    expect(prepareLine(`  ${line}\r\n`, stamps, { exactBytes: true })).toEqual({
+      ok: true,
+      message: { type: "track", body: line, userKey: "u1", messageId: "m-1", enabled: true },
+    });
   });
 
   it("accepts an outbound alias by its literal keys and keys it by 'User ID'", () => {
@@ -275,7 +318,8 @@ describe("prepareLine", () => {
   });
 
   it("keys an outbound line with only anonymousId by it", () => {
-    const line = '{"version":1,"type":"page","userId":null,"anonymousId":"a-1","properties":{"path":"/"},"messageId":"m-3","timestamp":"2026-11-21T09:30:08.276Z"}';
+    const line =
+      '{"version":1,"type":"page","userId":null,"anonymousId":"a-1","properties":{"path":"/"},"messageId":"m-3","timestamp":"2026-11-21T09:30:08.276Z"}';
     expect(prepareLine(line, stamps)).toEqual({ ok: true, message: { type: "page", body: line, userKey: "a-1", messageId: "m-3", enabled: true } });
   });
 
@@ -289,9 +333,17 @@ describe("prepareLine", () => {
     ["a track without event", '{"version":1,"type":"track","userId":"u1","timestamp":"2026-11-21T09:30:08.276Z"}', "You must pass 'event'."],
     ["a track without ids", '{"version":1,"type":"track","userId":null,"event":"E","timestamp":"2026-11-21T09:30:08.276Z"}', IDENTITY],
     ["an alias without 'Previous ID'", '{"version":1,"type":"alias","User ID":"u1","timestamp":"2026-11-21T09:30:08.276Z"}', "You must pass a 'previousId'."],
-    ["a delete with extra keys", '{"version":1,"type":"delete","userId":"u3","timestamp":"2026-11-21T09:35:00.000Z"}', "a delete carries only type, userId and timestamp"],
+    [
+      "a delete with extra keys",
+      '{"version":1,"type":"delete","userId":"u3","timestamp":"2026-11-21T09:35:00.000Z"}',
+      "a delete carries only type, userId and timestamp",
+    ],
     ["no timestamp", '{"version":1,"type":"track","userId":"u1","event":"E"}', "timestamp: Invalid input: expected string, received undefined"],
-    ["a bad timestamp", '{"version":1,"type":"track","userId":"u1","event":"E","timestamp":"yesterday"}', 'timestamp: "yesterday" is not an ISO 8601 date-time'],
+    [
+      "a bad timestamp",
+      '{"version":1,"type":"track","userId":"u1","event":"E","timestamp":"yesterday"}',
+      'timestamp: "yesterday" is not an ISO 8601 date-time',
+    ],
     [
       "a page whose properties.url is not a string",
       '{"version":1,"type":"page","userId":"u1","properties":{"url":5},"timestamp":"2026-11-21T09:30:08.276Z"}',

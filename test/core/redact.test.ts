@@ -19,17 +19,21 @@ describe("redactUrl", () => {
   });
 
   it("masks the values of secret-looking query parameters, their names decoded as a server would", () => {
-    expect(redactUrl(new URL("https://h.example/in?token=t0k&plain=1&api%5Fkey=k3y&to%6Ben=t1"))).toBe("https://h.example/in?token=***&plain=1&api%5Fkey=***&to%6Ben=***");
+    expect(redactUrl(new URL("https://h.example/in?token=t0k&plain=1&api%5Fkey=k3y&to%6Ben=t1"))).toBe(
+      "https://h.example/in?token=***&plain=1&api%5Fkey=***&to%6Ben=***",
+    );
   });
 
-  it.each(["https://h.example/?token=%zz", "https://h.example/?%zz&token=t0k", "https://h.example/?%E0%A4%A=1&token=t0k", "https://h.example/?to%zzken=1&key=t0k"])(
-    "never throws on a malformed percent escape, and still masks: %s",
-    (text) => {
-      const shown = redactUrl(new URL(text));
-      expect(shown).not.toContain("t0k");
-      expect(shown).toContain(`=${MASK}`);
-    },
-  );
+  it.each([
+    "https://h.example/?token=%zz",
+    "https://h.example/?%zz&token=t0k",
+    "https://h.example/?%E0%A4%A=1&token=t0k",
+    "https://h.example/?to%zzken=1&key=t0k",
+  ])("never throws on a malformed percent escape, and still masks: %s", (text) => {
+    const shown = redactUrl(new URL(text));
+    expect(shown).not.toContain("t0k");
+    expect(shown).toContain(`=${MASK}`);
+  });
 
   it("leaves a URL without a password as it is", () => {
     expect(redactUrl(new URL("https://hooks.example.com/in"))).toBe("https://hooks.example.com/in");
@@ -92,12 +96,20 @@ describe("redactHeaderValue", () => {
     expect(MASK).toBe("***");
   });
 
-  it.each(["Authorization", "authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token", "X-Webhook-Secret", "X-Password", "X-Hub-Signature"])(
-    "masks %s",
-    (name) => {
-      expect(redactHeaderValue(name, "Bearer t0k")).toBe("***");
-    },
-  );
+  it.each([
+    "Authorization",
+    "authorization",
+    "Proxy-Authorization",
+    "Cookie",
+    "Set-Cookie",
+    "X-Api-Key",
+    "X-Auth-Token",
+    "X-Webhook-Secret",
+    "X-Password",
+    "X-Hub-Signature",
+  ])("masks %s", (name) => {
+    expect(redactHeaderValue(name, "Bearer t0k")).toBe("***");
+  });
 
   it.each(["X-Team", "Accept", "X-Request-Source"])("shows %s", (name) => {
     expect(redactHeaderValue(name, "growth")).toBe("growth");

@@ -5,7 +5,27 @@ import { custom, looseObject, nonEmptyString, nullish, number, oneOf, optional, 
 import { CHECKED_SCHEMAS } from "../../src/core/message/schema.js";
 
 /** Values of every kind, for every field: each is tried in place of each field of each message. */
-const SAMPLES: unknown[] = [undefined, null, "", "x", "track", "page", 0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, false, {}, { a: 1 }, [], ["x"], () => 1, new Date(0)];
+const SAMPLES: unknown[] = [
+  undefined,
+  null,
+  "",
+  "x",
+  "track",
+  "page",
+  0,
+  -1,
+  1.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  true,
+  false,
+  {},
+  { a: 1 },
+  [],
+  ["x"],
+  () => 1,
+  new Date(0),
+];
 
 const FIXTURES = readFileSync(new URL("../../fixtures/events.ndjson", import.meta.url), "utf8")
   .split("\n")
@@ -14,9 +34,23 @@ const FIXTURES = readFileSync(new URL("../../fixtures/events.ndjson", import.met
 
 const MESSAGES: Record<string, unknown>[] = [
   ...FIXTURES,
-  { version: 1, type: "track", userId: "u1", event: "Order Completed", properties: {}, context: { library: { name: "x" } }, messageId: "m-1", timestamp: "2026-11-21T09:30:08.276Z" },
+  {
+    version: 1,
+    type: "track",
+    userId: "u1",
+    event: "Order Completed",
+    properties: {},
+    context: { library: { name: "x" } },
+    messageId: "m-1",
+    timestamp: "2026-11-21T09:30:08.276Z",
+  },
   { version: 1, type: "alias", "Previous ID": "a-1", "User ID": "u1", timestamp: "2026-11-21T09:30:08.276Z" },
-  { type: "screen", userId: "u1", name: "Home", context: { device: { model: "Pixel", type: "android" }, os: { name: "Android", version: "15" }, app: { build: "7", name: "Shop", version: "2.1" } } },
+  {
+    type: "screen",
+    userId: "u1",
+    name: "Home",
+    context: { device: { model: "Pixel", type: "android" }, os: { name: "Android", version: "15" }, app: { build: "7", name: "Shop", version: "2.1" } },
+  },
   { path: "/pricing", referrer: "https://example.com/", title: "Pricing", url: "https://example.com/pricing", extra: 5 },
   { device: { model: "Pixel" }, os: {}, app: { name: "Shop" }, locale: "en" },
 ];
@@ -92,7 +126,13 @@ describe("withFastPath: zod's safeParse, with the check first", () => {
 
   it("asks zod only when the check says no", () => {
     let parsed = 0;
-    const schema = z.pipe(z.string(), z.transform((text) => { parsed += 1; return text; }));
+    const schema = z.pipe(
+      z.string(),
+      z.transform((text) => {
+        parsed += 1;
+        return text;
+      }),
+    );
     const parseText = withFastPath({ schema, check: (value) => value === "fast" });
     expect(parseText("fast")).toEqual({ success: true, data: "fast" });
     expect(parsed).toBe(0);

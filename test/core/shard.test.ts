@@ -47,9 +47,11 @@ describe("shardOfLine", () => {
     expect(shardOfLine(line({ userId: "", anonymousId: "anon-7" }), 1, 16)).toBe(3);
   });
 
-  it("goes by an outbound alias's \"User ID\", before anonymousId", () => {
+  it('goes by an outbound alias\'s "User ID", before anonymousId', () => {
     expect(shardOfLine(JSON.stringify({ version: 1, type: "alias", "Previous ID": "old", "User ID": "alice@example.com" }), 1, 7)).toBe(3);
-    expect(shardOfLine(JSON.stringify({ version: 1, type: "alias", "Previous ID": "old", "User ID": "alice@example.com", anonymousId: "anon-7" }), 1, 3)).toBe(2);
+    expect(shardOfLine(JSON.stringify({ version: 1, type: "alias", "Previous ID": "old", "User ID": "alice@example.com", anonymousId: "anon-7" }), 1, 3)).toBe(
+      2,
+    );
   });
 
   it("puts a line with no user key (no identity, or not JSON) in shard (line number - 1) mod n", () => {

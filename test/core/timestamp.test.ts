@@ -49,10 +49,17 @@ describe("normalizeTimestamp on the canonical form", () => {
     expect(normalizeTimestamp(input)).toBe(input);
   });
 
-  it.each(["2026-02-29T00:00:00.000Z", "1900-02-29T00:00:00.000Z", "2026-11-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z", "2026-11-00T00:00:00.000Z", "2026-11-21T24:00:00.000Z", "2026-11-21T23:60:00.000Z", "2026-11-21T23:59:60.000Z"])(
-    "refuses %s, which looks canonical but names no real time",
-    (input) => {
-      expect(normalizeTimestamp(input)).toBeUndefined();
-    },
-  );
+  it.each([
+    "2026-02-29T00:00:00.000Z",
+    "1900-02-29T00:00:00.000Z",
+    "2026-11-31T00:00:00.000Z",
+    "2026-13-01T00:00:00.000Z",
+    "2026-00-10T00:00:00.000Z",
+    "2026-11-00T00:00:00.000Z",
+    "2026-11-21T24:00:00.000Z",
+    "2026-11-21T23:60:00.000Z",
+    "2026-11-21T23:59:60.000Z",
+  ])("refuses %s, which looks canonical but names no real time", (input) => {
+    expect(normalizeTimestamp(input)).toBeUndefined();
+  });
 });

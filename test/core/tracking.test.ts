@@ -10,8 +10,25 @@ const context = { receivedAt, ip: "203.0.113.9", stamps };
 
 describe("trackingCall", () => {
   it("knows the long and the one-letter paths, and nothing else", () => {
-    expect(["identify", "track", "page", "screen", "group", "alias", "batch", "import"].map((call) => trackingCall(`/v1/${call}`))).toEqual(["identify", "track", "page", "screen", "group", "alias", "batch", "batch"]);
-    expect(["i", "t", "p", "s", "g", "a", "b"].map((call) => trackingCall(`/v1/${call}`))).toEqual(["identify", "track", "page", "screen", "group", "alias", "batch"]);
+    expect(["identify", "track", "page", "screen", "group", "alias", "batch", "import"].map((call) => trackingCall(`/v1/${call}`))).toEqual([
+      "identify",
+      "track",
+      "page",
+      "screen",
+      "group",
+      "alias",
+      "batch",
+      "batch",
+    ]);
+    expect(["i", "t", "p", "s", "g", "a", "b"].map((call) => trackingCall(`/v1/${call}`))).toEqual([
+      "identify",
+      "track",
+      "page",
+      "screen",
+      "group",
+      "alias",
+      "batch",
+    ]);
     expect(trackingCall("/v1/track/")).toBe("track");
     for (const path of ["/v1/x", "/v2/track", "/track", "/v1/", "/v1/track/extra"]) expect(trackingCall(path)).toBeUndefined();
   });
@@ -24,13 +41,29 @@ describe("expandRequest", () => {
     expect(result).toEqual({
       ok: true,
       writeKey: "wk",
-      events: [{ index: 0, event: { userId: "u1", event: "E", type: "track", messageId: "new-id", receivedAt: "2026-11-22T10:00:00.000Z", timestamp: "2026-11-22T10:00:00.000Z", context: { library, ip: "203.0.113.9" } } }],
+      events: [
+        {
+          index: 0,
+          event: {
+            userId: "u1",
+            event: "E",
+            type: "track",
+            messageId: "new-id",
+            receivedAt: "2026-11-22T10:00:00.000Z",
+            timestamp: "2026-11-22T10:00:00.000Z",
+            context: { library, ip: "203.0.113.9" },
+          },
+        },
+      ],
       rejected: [],
     });
   });
 
   it("fills no context.ip for a server-side library's event, nor one without a library", () => {
-    for (const body of [{ userId: "u1", event: "E", context: { library: { name: "analytics-python" } } }, { userId: "u1", event: "E" }]) {
+    for (const body of [
+      { userId: "u1", event: "E", context: { library: { name: "analytics-python" } } },
+      { userId: "u1", event: "E" },
+    ]) {
       const result = expandRequest("track", body, context);
       expect(result.ok && (result.events[0]?.event.context as Record<string, unknown> | undefined)?.ip).toBeUndefined();
     }
@@ -42,8 +75,16 @@ describe("expandRequest", () => {
   });
 
   it("corrects the timestamp for the client's clock: receivedAt - (sentAt - originalTimestamp)", () => {
-    const result = expandRequest("batch", { sentAt: "2026-11-22T11:00:00.000Z", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50.000Z" }] }, context);
-    expect(result.ok && result.events[0]?.event).toMatchObject({ originalTimestamp: "2026-11-22T10:59:50.000Z", timestamp: "2026-11-22T09:59:50.000Z", sentAt: "2026-11-22T11:00:00.000Z" });
+    const result = expandRequest(
+      "batch",
+      { sentAt: "2026-11-22T11:00:00.000Z", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50.000Z" }] },
+      context,
+    );
+    expect(result.ok && result.events[0]?.event).toMatchObject({
+      originalTimestamp: "2026-11-22T10:59:50.000Z",
+      timestamp: "2026-11-22T09:59:50.000Z",
+      sentAt: "2026-11-22T11:00:00.000Z",
+    });
   });
 
   it("without sentAt takes the given timestamp as timestamp (in UTC), keeping the client's text, offset and all, as originalTimestamp", () => {
@@ -52,19 +93,37 @@ describe("expandRequest", () => {
   });
 
   it("keeps sentAt as the client wrote it", () => {
-    const result = expandRequest("batch", { sentAt: "2026-11-22T11:00:00+0000", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50+0000" }] }, context);
-    expect(result.ok && result.events[0]?.event).toMatchObject({ sentAt: "2026-11-22T11:00:00+0000", originalTimestamp: "2026-11-22T10:59:50+0000", timestamp: "2026-11-22T09:59:50.000Z" });
+    const result = expandRequest(
+      "batch",
+      { sentAt: "2026-11-22T11:00:00+0000", batch: [{ type: "track", userId: "u", event: "E", timestamp: "2026-11-22T10:59:50+0000" }] },
+      context,
+    );
+    expect(result.ok && result.events[0]?.event).toMatchObject({
+      sentAt: "2026-11-22T11:00:00+0000",
+      originalTimestamp: "2026-11-22T10:59:50+0000",
+      timestamp: "2026-11-22T09:59:50.000Z",
+    });
   });
 
   it("merges the batch's context and integrations into each event, the event's keys winning", () => {
     const result = expandRequest(
       "batch",
-      { context: { locale: "fr", library: { name: "x" } }, integrations: { All: false }, batch: [{ type: "track", userId: "u", event: "A", context: { locale: "de" } }, { type: "identify", userId: "u", integrations: { Webhooks: true } }] },
+      {
+        context: { locale: "fr", library: { name: "x" } },
+        integrations: { All: false },
+        batch: [
+          { type: "track", userId: "u", event: "A", context: { locale: "de" } },
+          { type: "identify", userId: "u", integrations: { Webhooks: true } },
+        ],
+      },
       { ...context, ip: undefined },
     );
     expect(result.ok && result.events.map(({ event }) => [event.context, event.integrations])).toEqual([
       [{ locale: "de", library: { name: "x" } }, { All: false }],
-      [{ locale: "fr", library: { name: "x" } }, { All: false, Webhooks: true }],
+      [
+        { locale: "fr", library: { name: "x" } },
+        { All: false, Webhooks: true },
+      ],
     ]);
   });
 
@@ -95,10 +154,16 @@ describe("expandRequest", () => {
     });
     const many = rejectedOf("batch", { batch: Array.from({ length: MAX_BATCH_MESSAGES + 1 }, () => good) });
     expect(many.kept).toHaveLength(MAX_BATCH_MESSAGES);
-    expect(many.rejected).toEqual([{ index: MAX_BATCH_MESSAGES, messageId: undefined, reason: "over_batch_limit", error: "past the 2500 events one batch may carry", sent: good }]);
-    expect(rejectedOf("track", { userId: "u", event: "E", timestamp: "yesterday" }).rejected).toEqual([{ index: 0, messageId: undefined, reason: "invalid_timestamp", error: expect.stringContaining("not an ISO 8601"), sent: expect.any(Object) }]);
+    expect(many.rejected).toEqual([
+      { index: MAX_BATCH_MESSAGES, messageId: undefined, reason: "over_batch_limit", error: "past the 2500 events one batch may carry", sent: good },
+    ]);
+    expect(rejectedOf("track", { userId: "u", event: "E", timestamp: "yesterday" }).rejected).toEqual([
+      { index: 0, messageId: undefined, reason: "invalid_timestamp", error: expect.stringContaining("not an ISO 8601"), sent: expect.any(Object) },
+    ]);
     expect(rejectedOf("track", { userId: "u", event: "E", timestamp: 5 }).rejected).toMatchObject([{ error: expect.stringContaining("ISO 8601 string") }]);
-    expect(rejectedOf("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }).rejected).toMatchObject([{ error: expect.stringContaining("sentAt") }]);
+    expect(rejectedOf("batch", { sentAt: "soon", batch: [{ type: "track", timestamp: "2026-11-22T10:00:00Z" }] }).rejected).toMatchObject([
+      { error: expect.stringContaining("sentAt") },
+    ]);
   });
 });
 

@@ -11,7 +11,14 @@ const STOPPING = new Set<NodeJS.Signals>(["SIGINT", "SIGTERM", "SIGHUP"]);
  * SIGKILL, an exit code or a closed pipe do to the process is for the spawned tests to check.
  */
 export function inProcess(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
-  const test = testIo({ cwd: options.cwd, env: cleanEnv(options.env), input: options.input, keepStdinOpen: options.keepStdinOpen, isTTY: options.isTTY, timings: options.timings });
+  const test = testIo({
+    cwd: options.cwd,
+    env: cleanEnv(options.env),
+    input: options.input,
+    keepStdinOpen: options.keepStdinOpen,
+    isTTY: options.isTTY,
+    timings: options.timings,
+  });
   const child: WhChild & { exitCode: number | null } = {
     stdin: test.stdin,
     exitCode: null,

@@ -14,11 +14,7 @@ export interface RecordedRequest {
 }
 
 /** What to do with one request: answer a status (with headers), hang, or reset the connection. */
-export type Reply =
-  | number
-  | { status: number; headers?: Record<string, string>; delayMs?: number; body?: string }
-  | "hang"
-  | "reset";
+export type Reply = number | { status: number; headers?: Record<string, string>; delayMs?: number; body?: string } | "hang" | "reset";
 
 export interface RecordingServer {
   url: string;
@@ -43,7 +39,13 @@ export async function startRecordingServer(options: RecordingServerOptions = {})
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      const recorded: RecordedRequest = { method: request.method ?? "", path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks), at: Date.now() };
+      const recorded: RecordedRequest = {
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: request.headers,
+        body: Buffer.concat(chunks),
+        at: Date.now(),
+      };
       const index = requests.push(recorded) - 1;
       const replies = options.replies ?? [200];
       const reply = typeof replies === "function" ? replies(recorded, index) : (replies[Math.min(index, replies.length - 1)] ?? 200);

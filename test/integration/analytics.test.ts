@@ -247,9 +247,11 @@ describe("Analytics batching", () => {
     const receiver = await server();
     const clock = new ManualClock();
     const analytics = client(receiver, { clock, flushAfterMs: 5_000 });
-    const ids = [analytics.track({ userId: "u1", event: "A" }), analytics.track({ userId: "u1", event: "B" }), analytics.track({ userId: "u1", event: "C" })].map(
-      (message) => message.messageId,
-    );
+    const ids = [
+      analytics.track({ userId: "u1", event: "A" }),
+      analytics.track({ userId: "u1", event: "B" }),
+      analytics.track({ userId: "u1", event: "C" }),
+    ].map((message) => message.messageId);
     expect(clock.requested).toEqual([5_000]);
 
     await ticks();
@@ -333,7 +335,8 @@ describe("Analytics batching", () => {
     const receiver = await server();
     const analytics = client(receiver, { flushAt: 100 });
     const last = bodyBytes - emptyBody - 15 * 31_300 - 15;
-    for (const size of [...Array<number>(15).fill(31_300), last]) analytics.track({ userId: "u1", event: "Edge", properties: { pad: "p".repeat(size - unpadded) } });
+    for (const size of [...Array<number>(15).fill(31_300), last])
+      analytics.track({ userId: "u1", event: "Edge", properties: { pad: "p".repeat(size - unpadded) } });
     await analytics.close();
     // Batches are sent side by side: they may arrive in either order.
     expect(receiver.requests.map((request) => parse(request).batch.length).sort((a, b) => b - a)).toEqual(batchSizes);
@@ -344,7 +347,10 @@ describe("Analytics batching", () => {
     const receiver = await server();
     const analytics = client(receiver);
     const small = analytics.track({ userId: "u1", event: "Small" });
-    expectAnalyticsError(() => analytics.track({ userId: "u1", event: "Huge", messageId: "m-huge", properties: { pad: "h".repeat(40_000) } }), "E_MESSAGE_TOO_LARGE");
+    expectAnalyticsError(
+      () => analytics.track({ userId: "u1", event: "Huge", messageId: "m-huge", properties: { pad: "h".repeat(40_000) } }),
+      "E_MESSAGE_TOO_LARGE",
+    );
     await analytics.close();
     expect(receiver.requests.flatMap(idsOf)).toEqual([small.messageId]);
     expect(receiver.requests.some((request) => request.body.includes("m-huge"))).toBe(false);

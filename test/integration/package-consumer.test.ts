@@ -18,7 +18,10 @@ afterAll(async () => {
 describe("the packed package", () => {
   it("type-checks and runs a TypeScript consumer of its library entry, and its CLI runs where it is installed", async () => {
     dir = await mkdtemp(join(tmpdir(), "wh-consumer-"));
-    const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT, encoding: "utf8" })) as { filename: string; files: { path: string }[] }[];
+    const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT, encoding: "utf8" })) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     const tarball = join(dir, packed[0]?.filename as string);
     const installed = join(dir, "node_modules", "wh");
     await mkdir(installed, { recursive: true });
@@ -32,7 +35,17 @@ describe("the packed package", () => {
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
     await writeFile(
       join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", outDir: "out", types: ["node"], skipLibCheck: false } }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          outDir: "out",
+          types: ["node"],
+          skipLibCheck: false,
+        },
+      }),
     );
     await writeFile(
       join(dir, "consumer.ts"),
@@ -55,7 +68,9 @@ void client.close({ timeoutMs: 10 }).then(({ unsent }) => console.log(JSON.strin
     // The bundled CLI, from the installed package, with only wh's own dependencies beside it:
     // it finds and reads a YAML config (its config loader is a file of the bundle).
     await writeFile(join(dir, ".whrc.yaml"), "webhooks:\n  - url: https://installed.example.com/wh\n");
-    const shown = JSON.parse(execFileSync(process.execPath, [join(installed, "bin", "wh.cjs"), "--json", "config", "show"], { cwd: dir, encoding: "utf8" })) as { configFile: string; destinations: { webhooks: { url: string }[] }[] };
+    const shown = JSON.parse(
+      execFileSync(process.execPath, [join(installed, "bin", "wh.cjs"), "--json", "config", "show"], { cwd: dir, encoding: "utf8" }),
+    ) as { configFile: string; destinations: { webhooks: { url: string }[] }[] };
     expect(shown.configFile).toBe(join(dir, ".whrc.yaml"));
     expect(shown.destinations[0]?.webhooks[0]?.url).toBe("https://installed.example.com/wh");
     expect(packed[0]?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.d.ts", "dist/cli-bundle/main.cjs", "bin/wh.cjs"]));

@@ -151,13 +151,19 @@ describe("startReceiver, the local receiver behind wh listen", () => {
     const out = join(dir, "captured.ndjson");
     const receiver = await start({ out });
     const pretty = JSON.stringify({ type: "track", event: "Pretty", properties: { a: 1 } }, null, 2);
-    const batch = JSON.stringify([{ type: "track", event: "A" }, { type: "track", event: "B" }]);
+    const batch = JSON.stringify([
+      { type: "track", event: "A" },
+      { type: "track", event: "B" },
+    ]);
 
     expect(await send(receiver, { body: pretty })).toBe(200);
     expect(await send(receiver, { body: batch })).toBe(200);
     await receiver.close();
 
-    const records = (await readFile(out, "utf8")).trimEnd().split("\n").map((line) => JSON.parse(line) as { body: string; batch?: unknown });
+    const records = (await readFile(out, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { body: string; batch?: unknown });
     expect(records.map((record) => [record.body, record.batch])).toEqual([
       [pretty, undefined],
       ['{"type":"track","event":"A"}', { index: 0, count: 2 }],

@@ -44,7 +44,15 @@ describe("runDeliveries with a batch size (Actions batches)", () => {
       batchSize,
       timeoutMs: 5_000,
     };
-    const deliverer = await createDeliverer({ configPath: undefined, destinations: [destination], caFiles: [], cwd: process.cwd(), timeoutMs: 5_000, retryWindowMs: 5_000, maxAttempts: 1 });
+    const deliverer = await createDeliverer({
+      configPath: undefined,
+      destinations: [destination],
+      caFiles: [],
+      cwd: process.cwd(),
+      timeoutMs: 5_000,
+      retryWindowMs: 5_000,
+      maxAttempts: 1,
+    });
     deliverers.push(deliverer);
     const summary: RunSummary = await runDeliveries(
       (async function* () {
@@ -82,13 +90,18 @@ describe("runDeliveries with a batch size (Actions batches)", () => {
     const jobs = [jobOf(1, "u1"), jobOf(2, "u2"), jobOf(3, "u3"), jobOf(4, "u2")];
     const outcomes = new Map<number, JobOutcome>();
     const endedWhenBatch2Arrived: number[] = [];
-    const { receiver } = await runBatches(jobs, 2, {
-      replies: (request) => {
-        if (request.body.toString("utf8").includes("Event 1")) return { status: 200, delayMs: 300 };
-        endedWhenBatch2Arrived.push(...outcomes.keys());
-        return 200;
+    const { receiver } = await runBatches(
+      jobs,
+      2,
+      {
+        replies: (request) => {
+          if (request.body.toString("utf8").includes("Event 1")) return { status: 200, delayMs: 300 };
+          endedWhenBatch2Arrived.push(...outcomes.keys());
+          return 200;
+        },
       },
-    }, outcomes);
+      outcomes,
+    );
     expect(receiver.requests).toHaveLength(2);
     expect(endedWhenBatch2Arrived).toEqual([1, 2]);
     expect(Object.fromEntries(outcomes)).toEqual({ 1: "delivered", 2: "delivered", 3: "delivered", 4: "delivered" });

@@ -29,13 +29,27 @@ describe("runDeliveries with a job's own signal (wh serve's Redis partition leas
     const lease = new AbortController();
     const finished: number[] = [];
     const unfinished: number[] = [];
-    const journal: FinishedLog = { markFinished: (number) => finished.push(number), markUnfinished: (number) => unfinished.push(number), flush: () => undefined, broken: undefined };
+    const journal: FinishedLog = {
+      markFinished: (number) => finished.push(number),
+      markUnfinished: (number) => unfinished.push(number),
+      flush: () => undefined,
+      broken: undefined,
+    };
     const outcomes = new Map<number, JobOutcome>();
     const run = runDeliveries(
       (async function* () {
         yield [jobOf(1, "u1", lease.signal), jobOf(2, "u1", lease.signal), jobOf(3, "u2")];
       })(),
-      { sender, concurrency: 4, ordered: true, ratePerSecond: undefined, journal, deadLetter: undefined, signal: new AbortController().signal, onOutcome: (job, outcome) => outcomes.set(job.number, outcome) },
+      {
+        sender,
+        concurrency: 4,
+        ordered: true,
+        ratePerSecond: undefined,
+        journal,
+        deadLetter: undefined,
+        signal: new AbortController().signal,
+        onOutcome: (job, outcome) => outcomes.set(job.number, outcome),
+      },
     );
     await expect.poll(() => server.requests.length).toBe(2);
     lease.abort();

@@ -89,16 +89,41 @@ describe("loadSyncState", () => {
 describe("saveSyncState", () => {
   it("round-trips through loadSyncState", async () => {
     const path = join(dir, "state.json");
-    await saveSyncState(path, { kind: "trait", name: "Lifetime Value", trait: "lifetime_value", values: new Map<string, unknown>([["u1", 100], ["u2", "gold"], ["u3", { tier: 2 }], ["u4", null], ["u5", false]]) });
+    await saveSyncState(path, {
+      kind: "trait",
+      name: "Lifetime Value",
+      trait: "lifetime_value",
+      values: new Map<string, unknown>([
+        ["u1", 100],
+        ["u2", "gold"],
+        ["u3", { tier: 2 }],
+        ["u4", null],
+        ["u5", false],
+      ]),
+    });
     const loaded = await loadSyncState(path, "trait", "Lifetime Value", "lifetime_value");
-    expect(loaded.values).toEqual(new Map<string, unknown>([["u1", 100], ["u2", "gold"], ["u3", { tier: 2 }], ["u4", null], ["u5", false]]));
+    expect(loaded.values).toEqual(
+      new Map<string, unknown>([
+        ["u1", 100],
+        ["u2", "gold"],
+        ["u3", { tier: 2 }],
+        ["u4", null],
+        ["u5", false],
+      ]),
+    );
     expect(loaded.kind).toBe("trait");
     expect(loaded.trait).toBe("lifetime_value");
   });
 
   it("replaces the previous state instead of merging with it", async () => {
     const path = join(dir, "state.json");
-    await saveSyncState(path, audienceState([["u1", true], ["u2", true]]));
+    await saveSyncState(
+      path,
+      audienceState([
+        ["u1", true],
+        ["u2", true],
+      ]),
+    );
     await saveSyncState(path, audienceState([["u3", true]]));
     const loaded = await loadSyncState(path, "audience", "High-Value Users (EU)", "high_value_users_eu");
     expect([...loaded.values.keys()]).toEqual(["u3"]);
@@ -107,7 +132,13 @@ describe("saveSyncState", () => {
   it("writes a JSON file and leaves no temporary file beside it", async () => {
     const path = join(dir, "state.json");
     await saveSyncState(path, audienceState([["u1", true]]));
-    await saveSyncState(path, audienceState([["u1", true], ["u2", true]]));
+    await saveSyncState(
+      path,
+      audienceState([
+        ["u1", true],
+        ["u2", true],
+      ]),
+    );
     expect(await readdir(dir)).toEqual(["state.json"]);
     const parsed = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
     expect(parsed.values).toEqual({ u1: true, u2: true });
@@ -124,7 +155,8 @@ describe("saveSyncState", () => {
 
   it("never lets a reader see a half-written file while saves go on", async () => {
     const path = join(dir, "state.json");
-    const big = (prefix: string): SyncState => audienceState(Array.from({ length: 20_000 }, (_, index): [string, unknown] => [`${prefix}-user-${index}`, true]));
+    const big = (prefix: string): SyncState =>
+      audienceState(Array.from({ length: 20_000 }, (_, index): [string, unknown] => [`${prefix}-user-${index}`, true]));
     const states = [big("a"), big("b")];
     await saveSyncState(path, states[0] as SyncState);
     let saving = true;

@@ -91,7 +91,7 @@ describe("readUserTable: CSV records", () => {
   });
 
   it("keeps a quote inside an unquoted cell as text", async () => {
-    expect(await values("userId,value\nit\"s,x\"y\n")).toEqual([['it"s', 'x"y']]);
+    expect(await values('userId,value\nit"s,x"y\n')).toEqual([['it"s', 'x"y']]);
   });
 
   it("names the line each record starts on, blank lines and line breaks in cells counted", async () => {
@@ -101,13 +101,15 @@ describe("readUserTable: CSV records", () => {
 
   it("skips a byte-order mark and reads an empty or blank file as no rows", async () => {
     expect(await members("\uFEFFuserId\nu1\n")).toEqual(["u1"]);
-    expect(await members("\uFEFF{\"userId\":\"j1\"}\n")).toEqual(["j1"]);
+    expect(await members('\uFEFF{"userId":"j1"}\n')).toEqual(["j1"]);
     expect(await members("")).toEqual([]);
     expect(await members(" \n\n\t\n")).toEqual([]);
   });
 
   it("refuses a quote that is never closed, naming the line the record starts on", async () => {
-    expect((await parseFile('userId\nu1\n"u2\nu3\nu4\n', false)).errors).toEqual([{ line: 3, error: expect.stringMatching(/closing quote never comes/) as unknown as string }]);
+    expect((await parseFile('userId\nu1\n"u2\nu3\nu4\n', false)).errors).toEqual([
+      { line: 3, error: expect.stringMatching(/closing quote never comes/) as unknown as string },
+    ]);
   });
 
   it("refuses a record over 1 MiB, naming the line it starts on", async () => {
@@ -117,8 +119,12 @@ describe("readUserTable: CSV records", () => {
   });
 
   it("refuses a cell that is not UTF-8, and an NDJSON line that is not", async () => {
-    expect((await parseFile(Buffer.from([...Buffer.from("userId\nu1\nu"), 0xc3, 0x28, 0x0a]), false)).errors).toEqual([{ line: 3, error: expect.stringMatching(/^not valid UTF-8/) as unknown as string }]);
-    expect((await parseFile(Buffer.from([...Buffer.from('{"userId":"u1"}\n{"userId":"u'), 0xff, ...Buffer.from('"}\n')]), false)).errors).toEqual([{ line: 2, error: expect.stringMatching(/not valid UTF-8/) as unknown as string }]);
+    expect((await parseFile(Buffer.from([...Buffer.from("userId\nu1\nu"), 0xc3, 0x28, 0x0a]), false)).errors).toEqual([
+      { line: 3, error: expect.stringMatching(/^not valid UTF-8/) as unknown as string },
+    ]);
+    expect((await parseFile(Buffer.from([...Buffer.from('{"userId":"u1"}\n{"userId":"u'), 0xff, ...Buffer.from('"}\n')]), false)).errors).toEqual([
+      { line: 2, error: expect.stringMatching(/not valid UTF-8/) as unknown as string },
+    ]);
   });
 });
 
@@ -175,7 +181,9 @@ describe("readUserTable: values", () => {
   });
 
   it("reads NDJSON {userId, value} with any JSON value", async () => {
-    expect(await values('{"userId":"u1","value":100}\n{"userId":"u2","value":"gold"}\n{"userId":"u3","value":{"tier":2}}\n{"userId":"u4","value":null}\n')).toEqual([
+    expect(
+      await values('{"userId":"u1","value":100}\n{"userId":"u2","value":"gold"}\n{"userId":"u3","value":{"tier":2}}\n{"userId":"u4","value":null}\n'),
+    ).toEqual([
       ["u1", 100],
       ["u2", "gold"],
       ["u3", { tier: 2 }],
@@ -223,7 +231,9 @@ describe("readUserTable: errors", () => {
 
 describe("files whose user column cannot be found", () => {
   it("refuses a .csv file whose header names no userId column (email, then a@x)", async () => {
-    expect((await parseFile("email\na@x\n", false, true)).errors).toEqual([{ line: 1, error: expect.stringMatching(/no user column: the header \("email"\) has no userId or user_id column/) }]);
+    expect((await parseFile("email\na@x\n", false, true)).errors).toEqual([
+      { line: 1, error: expect.stringMatching(/no user column: the header \("email"\) has no userId or user_id column/) },
+    ]);
   });
 
   it("refuses a file of several columns none of which is userId", async () => {

@@ -43,7 +43,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 async function orderedProducer(urls: readonly string[], count: number, users: number, acknowledged: string[]): Promise<void> {
   for (let start = 0, turn = 0; start < count; start += 20, turn += 1) {
-    const batch = Array.from({ length: 20 }, (_, offset) => ({ type: "track", userId: `u-${(start + offset) % users}`, event: "Ordered", messageId: `m-${start + offset}`, properties: { index: start + offset } }));
+    const batch = Array.from({ length: 20 }, (_, offset) => ({
+      type: "track",
+      userId: `u-${(start + offset) % users}`,
+      event: "Ordered",
+      messageId: `m-${start + offset}`,
+      properties: { index: start + offset },
+    }));
     for (let attempt = 0; ; attempt += 1) {
       const url = urls[(turn + attempt) % urls.length] as string;
       const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0 }));
@@ -165,7 +171,10 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
       // A reads the event and never ends it, as a delivery that is still going on.
       await eventually(() => got.a.length === 1, 10_000, "A reading the event");
       const held = got.a[0] as QueuedEntry;
-      b.startForwarding({ deliver: (entries) => got.b.push(...entries.map((entry) => ({ entry, at: Date.now(), aOwned: a.ownedPartitions }))), outstanding: () => 0 });
+      b.startForwarding({
+        deliver: (entries) => got.b.push(...entries.map((entry) => ({ entry, at: Date.now(), aOwned: a.ownedPartitions }))),
+        outstanding: () => 0,
+      });
       // Longer than a lease: A renews, B never gets the partition.
       await sleep(9_000);
       expect(b.ownedPartitions).toEqual([]);

@@ -12,8 +12,10 @@ import { join } from "node:path";
  */
 export const REDIS_SERVER = process.env.WH_REDIS_SERVER ?? "redis-server";
 export const redisAvailable = spawnSync(REDIS_SERVER, ["--version"]).status === 0;
-if (!redisAvailable && process.env.WH_REQUIRE_SERVICES === "1") throw new Error(`WH_REQUIRE_SERVICES=1 but ${REDIS_SERVER} cannot be run (apt-get install redis-server)`);
-if (!redisAvailable) process.stderr.write(`Redis queue tests skipped: ${REDIS_SERVER} cannot be run here (apt-get install redis-server, or set WH_REDIS_SERVER)\n`);
+if (!redisAvailable && process.env.WH_REQUIRE_SERVICES === "1")
+  throw new Error(`WH_REQUIRE_SERVICES=1 but ${REDIS_SERVER} cannot be run (apt-get install redis-server)`);
+if (!redisAvailable)
+  process.stderr.write(`Redis queue tests skipped: ${REDIS_SERVER} cannot be run here (apt-get install redis-server, or set WH_REDIS_SERVER)\n`);
 
 export interface TestRedis {
   url: string;
@@ -39,7 +41,11 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Tes
   const port = await freePort();
   let child: ChildProcess;
   const launch = async (): Promise<void> => {
-    child = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs], { stdio: ["ignore", "pipe", "inherit"] });
+    child = spawn(
+      REDIS_SERVER,
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let output = "";
     await new Promise<void>((resolve, reject) => {
       child.stdout?.on("data", (chunk: Buffer) => {

@@ -56,13 +56,29 @@ function arrivals(requests: RecordedRequest[]): () => { ids: Set<string>; byUser
 }
 
 /** Posts `count` events for `users` users in order, one request of 10 at a time (`pauseMs` apart), retrying a 503 as an SDK does. */
-async function sequentialProducer(url: string, prefix: string, count: number, users: number, accepted: string[] = [], pauseMs = 0): Promise<{ accepted: string[]; refusals: number }> {
+async function sequentialProducer(
+  url: string,
+  prefix: string,
+  count: number,
+  users: number,
+  accepted: string[] = [],
+  pauseMs = 0,
+): Promise<{ accepted: string[]; refusals: number }> {
   let refusals = 0;
   for (let start = 0; start < count; start += 10) {
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    const batch = Array.from({ length: 10 }, (_, offset) => ({ type: "track", userId: `${prefix}-${(start + offset) % users}`, event: "Ordered", messageId: `${prefix}-${start + offset}`, properties: { index: start + offset } }));
+    const batch = Array.from({ length: 10 }, (_, offset) => ({
+      type: "track",
+      userId: `${prefix}-${(start + offset) % users}`,
+      event: "Ordered",
+      messageId: `${prefix}-${start + offset}`,
+      properties: { index: start + offset },
+    }));
     for (;;) {
-      const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0, headers: new Headers() }));
+      const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({
+        status: 0,
+        headers: new Headers(),
+      }));
       if (answer.status === 200) break;
       refusals += 1;
       if (answer.status === 503) expect(answer.headers.get("retry-after")).toBe("5");
@@ -157,10 +173,12 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const forwarding = await serve(["--queue", url, "--url", hook.url, "--role", "forward"]);
     const refused = await post(forwarding.url, "/v1/track", JSON.stringify({ userId: "u1", event: "E" }), { authorization: basic("wk") });
     expect(refused).toMatchObject({ status: 404, json: { message: expect.stringContaining("--role forward") } });
-    for (const event of ["One", "Two", "Three"]) expect((await post(accepting.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    for (const event of ["One", "Two", "Three"])
+      expect((await post(accepting.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
     await eventually(() => hook.requests.length === 3, 15_000, "three deliveries");
     expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two", "Three"]);
-    const owned = async (process: ServeProcess): Promise<number[]> => ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned;
+    const owned = async (process: ServeProcess): Promise<number[]> =>
+      ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned;
     expect(await owned(accepting)).toEqual([]);
     expect(await owned(forwarding)).toEqual([0, 1, 2, 3]);
   }, 30_000);
@@ -170,7 +188,8 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     let healed = false;
     const hook = await receiver({ replies: (request) => (!healed && request.body.toString().includes("Poison") ? 400 : 200) });
     const wh = await serve(["--queue", url, "--partitions", "2", "--url", hook.url]);
-    for (const event of ["Fine", "Poison", "Poison"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    for (const event of ["Fine", "Poison", "Poison"])
+      expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
     const listed = async (): Promise<string[]> => lines((await run(["--json", "serve", "dead-letters", "list", "--queue", url])).stdout);
     await expect.poll(listed, { timeout: 10_000 }).toHaveLength(2);
     const letters = (await listed()).map((line) => JSON.parse(line) as { id: string; outcome: string; reason: string; event: { event: string } });
@@ -201,7 +220,8 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const hook = await receiver({ replies: (request) => (!healed && request.body.toString().includes("Poison") ? 400 : 200) });
     const args = ["--queue", url, "--partitions", "2", "--url", hook.url];
     const first = await serve(args);
-    for (const event of ["Fine", "Poison", "Poison"]) expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+    for (const event of ["Fine", "Poison", "Poison"])
+      expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
     const client = createClient({ url });
     await client.connect();
     try {
@@ -214,7 +234,9 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
         }
         return counts;
       };
-      await expect.poll(async () => (await client.xLen("wh:serve:dead-letters")) === 2 && (await waiting()).every((count) => count === 0), { timeout: 10_000 }).toBe(true);
+      await expect
+        .poll(async () => (await client.xLen("wh:serve:dead-letters")) === 2 && (await waiting()).every((count) => count === 0), { timeout: 10_000 })
+        .toBe(true);
       await first.stop();
       const poisoned = (): number => signedBodies(hook.requests).filter((body) => body.event === "Poison").length;
       expect(poisoned()).toBe(2);
@@ -243,7 +265,8 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       await client.xAdd("wh:serve:p:0", "*", { foo: "bar" });
       await client.xAdd("wh:serve:p:0", "*", { r: "not json" });
       const wh = await serve(["--queue", url, "--url", hook.url]);
-      for (const event of ["One", "Two"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
+      for (const event of ["One", "Two"])
+        expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
       await eventually(() => hook.requests.length >= 2, 10_000, "the two good events");
       expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two"]);
       await expect.poll(async () => client.xLen("wh:serve:dead-letters"), { timeout: 10_000 }).toBe(2);
@@ -274,7 +297,8 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const inspector = lines(await wh.waitForStdout((text) => text.includes('"inspector"')))
       .map((line) => JSON.parse(line) as { inspector?: string })
       .find((record) => record.inspector !== undefined)?.inspector as string;
-    for (const user of ["u1", "u2"]) expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: user, event: "Paged" }), { authorization: basic("wk") })).status).toBe(200);
+    for (const user of ["u1", "u2"])
+      expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: user, event: "Paged" }), { authorization: basic("wk") })).status).toBe(200);
     await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
     const controller = new AbortController();
     const response = await fetch(`${inspector}events`, { signal: controller.signal });

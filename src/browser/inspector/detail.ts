@@ -44,7 +44,14 @@ export function detailOf(view: DetailView): HTMLElement[] {
   ];
   const forwarded = entry.forwarded;
   if (forwarded !== undefined) {
-    parts.push(el("div", "error" in forwarded ? `forwarding to ${forwarded.url} failed: ${forwarded.error}` : `forwarded to ${forwarded.url}: the app answered ${forwarded.status} in ${forwarded.durationMs} ms`));
+    parts.push(
+      el(
+        "div",
+        "error" in forwarded
+          ? `forwarding to ${forwarded.url} failed: ${forwarded.error}`
+          : `forwarded to ${forwarded.url}: the app answered ${forwarded.status} in ${forwarded.durationMs} ms`,
+      ),
+    );
   }
   if (entry.deliveries !== undefined) {
     parts.push(el("h3", "Deliveries"));

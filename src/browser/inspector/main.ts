@@ -18,7 +18,11 @@ const detail = byId("detail", HTMLElement);
 
 function matches(entry: Entry): boolean {
   const user = filterUser.value.trim();
-  return (filterType.value === "" || entry.type === filterType.value) && (user === "" || entry.user.includes(user)) && (filterVerdict.value === "" || entry.verdict === filterVerdict.value);
+  return (
+    (filterType.value === "" || entry.type === filterType.value) &&
+    (user === "" || entry.user.includes(user)) &&
+    (filterVerdict.value === "" || entry.verdict === filterVerdict.value)
+  );
 }
 
 /** Adds a choice to a filter the first time an entry has it. */
@@ -35,7 +39,16 @@ function row(entry: Entry): HTMLTableRowElement {
   tr.dataset.testid = "row";
   const time = new Date(entry.receivedAt).toLocaleTimeString();
   const answer = entry.forwarded !== undefined && "status" in entry.forwarded ? `${entry.status} (app)` : String(entry.status);
-  const cells: [string, string?][] = [[time], [entry.method], [entry.path], [entry.type], [entry.user], [`${entry.size} B`], [VERDICT_TEXT[entry.verdict], `badge ${entry.verdict}`], [answer]];
+  const cells: [string, string?][] = [
+    [time],
+    [entry.method],
+    [entry.path],
+    [entry.type],
+    [entry.user],
+    [`${entry.size} B`],
+    [VERDICT_TEXT[entry.verdict], `badge ${entry.verdict}`],
+    [answer],
+  ];
   for (const [text, className] of cells) {
     const td = el("td", text, className);
     td.title = text;

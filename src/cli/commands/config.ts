@@ -22,7 +22,13 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
     sharedSecretFrom: destination.secretOrigin ?? null,
     timeoutMs: destination.timeoutMs,
   }));
-  output.record({ configFile: settings.configPath ?? null, destinations, timeoutMs: settings.timeoutMs, retryWindowMs: settings.retryWindowMs, ca: settings.caFiles });
+  output.record({
+    configFile: settings.configPath ?? null,
+    destinations,
+    timeoutMs: settings.timeoutMs,
+    retryWindowMs: settings.retryWindowMs,
+    ca: settings.caFiles,
+  });
   if (output.json) return 0;
   const lines = [`config file: ${settings.configPath ?? "(none found)"}`];
   for (const destination of destinations) {
@@ -44,7 +50,8 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
 /** `wh config validate`: exit 0 when the config file is valid, 2 with every problem when not. */
 export async function runConfigValidate(flags: FlagValues<typeof configValidateFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { filepath } = await loadConfig(io.cwd, flags.config);
-  if (filepath === undefined) throw new UsageError("no config file found", { hint: "create .whrc.json (or another name listed in wh config --help), or pass --config FILE" });
+  if (filepath === undefined)
+    throw new UsageError("no config file found", { hint: "create .whrc.json (or another name listed in wh config --help), or pass --config FILE" });
   const output = new Output(io, globals);
   output.record({ valid: true, configFile: filepath });
   output.result(`valid: ${filepath}`);

@@ -50,7 +50,12 @@ export async function runDemo(globals: GlobalFlags, io: CliIo): Promise<number> 
   const replay = (file: string, name: string, replayIo: CliIo): Promise<number> =>
     runReplay(
       file,
-      parseFlags(replayFlags, { url: [receiver.url], concurrency: "1", deadLetter: join(workDir, `${name}.failed.ndjson`), journal: join(workDir, `${name}.wh-journal`) }),
+      parseFlags(replayFlags, {
+        url: [receiver.url],
+        concurrency: "1",
+        deadLetter: join(workDir, `${name}.failed.ndjson`),
+        journal: join(workDir, `${name}.wh-journal`),
+      }),
       globals,
       { ...replayIo, env: { ...io.env, WH_SHARED_SECRET: secret } },
     );
@@ -66,7 +71,8 @@ export async function runDemo(globals: GlobalFlags, io: CliIo): Promise<number> 
     const resent = await replay(snapshot, "capture", { ...io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() });
     const [first = [], second = []] = rounds;
     const verified = first.filter((request) => request.verified).length;
-    const identical = resent === 0 && second.length === first.length && second.every((request, index) => request.body === first[index]?.body && request.verified);
+    const identical =
+      resent === 0 && second.length === first.length && second.every((request, index) => request.body === first[index]?.body && request.verified);
     output.record({ received: first.length, verified, captureReplayedIdentically: identical });
     output.result(
       `${verified === first.length && identical ? output.out.green("✔") : output.out.red("✖")} ${verified} of ${first.length} signatures verified; replaying the receiver's capture sent ${identical ? "the very same bytes, verified again" : "something else"}`,

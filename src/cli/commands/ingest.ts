@@ -41,7 +41,13 @@ const BATCH_TIMEOUT_MS = 10_000;
  * on the same runner as wh replay: a journal for --resume, dead letters for invalid lines and
  * failed batches (each message with its line number), Ctrl-C within the grace period.
  */
-export async function runIngest(file: string, flags: IngestFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
+export async function runIngest(
+  file: string,
+  flags: IngestFlags,
+  globals: GlobalFlags,
+  io: CliIo,
+  given: Record<string, unknown> = { ...flags },
+): Promise<number> {
   const { flushAt, flushAfter: flushAfterMs } = flags;
   if (flushAfterMs < 1) throw new UsageError(`--flush-after ${JSON.stringify(given.flushAfter)}: expected a duration of at least 1ms`);
   const { writeKey, endpoint } = await resolveIngestSettings(flags, io);
@@ -65,41 +71,31 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   if (files.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const stopClient = new AbortController();
-  // The client's library defaults read the process (proxy variables, DEBUG, stderr): the CLI
-  // hands it the io's instead, so a command behaves the same run in-process.
-  const transport = createUndiciTransport({ env: io.env, connectTimeoutMs: BATCH_TIMEOUT_MS });
-  const client = new Analytics({ writeKey, endpoint, flushAt, flushAfterMs, timeoutMs: BATCH_TIMEOUT_MS, signal: stopClient.signal, transport, debug: isDebugEnabled(io.env.DEBUG), logger: (line) => io.stderr.write(`${line}\n`) });
-  const batches = { count: 0 };
-  const onBatch = (outcome: "sent" | "failed") => (result: BatchResult) => {
-    batches.count += 1;
-    const target = result.report.targets[0];
-    output.record({ batch: batches.count, outcome, messages: result.messages.length, bytes: result.bytes, attempts: result.report.attempts, last: describeOutcome(target?.last) });
-    if (outcome === "failed") output.log(output.err.red(`batch of ${result.messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`));
-  };
-  client.on("success", onBatch("sent"));
-  client.on("failure", onBatch("failed"));
-  client.on("retry", ({ messages, attempt, delayMs }) => output.log(output.err.yellow(`batch of ${messages.length}: attempt ${attempt} failed, retrying in ${formatDurationMs(delayMs)}`)));
+  const { client, transport, batches } = ingestClient({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal }, io, output);
   const sender = analyticsSender(client, () => stopClient.abort());
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
   try {
-    summary = await runDeliveries(linesToJobs(files.lines(stream), prepareIngestLine, () => sender.endOfInput()), {
-      sender,
-      concurrency: flushAt * MAX_PENDING_BATCHES,
-      ordered: false,
-      ratePerSecond: undefined,
-      journal: files.journal,
-      deadLetter: files.deadLetter,
-      earlier: files.earlier,
-      signal: io.signal,
-      graceMs: io.timings?.graceMs,
-      stopInput: () => void stream.destroy(),
-      onOutcome: (job, outcome, _report, reason) => {
-        if (outcome !== "invalid") return;
-        output.record({ line: job.number, outcome, reason });
-        output.log(output.err.red(`line ${job.number}: ${untrusted(String(reason))}`));
+    summary = await runDeliveries(
+      linesToJobs(files.lines(stream), prepareIngestLine, () => sender.endOfInput()),
+      {
+        sender,
+        concurrency: flushAt * MAX_PENDING_BATCHES,
+        ordered: false,
+        ratePerSecond: undefined,
+        journal: files.journal,
+        deadLetter: files.deadLetter,
+        earlier: files.earlier,
+        signal: io.signal,
+        graceMs: io.timings?.graceMs,
+        stopInput: () => void stream.destroy(),
+        onOutcome: (job, outcome, _report, reason) => {
+          if (outcome !== "invalid") return;
+          output.record({ line: job.number, outcome, reason });
+          output.log(output.err.red(`line ${job.number}: ${untrusted(String(reason))}`));
+        },
       },
-    });
+    );
   } finally {
     stream.destroy();
     await client.close();
@@ -124,11 +120,14 @@ export async function runIngest(file: string, flags: IngestFlags, globals: Globa
   });
   const before = summary.alreadyFinished > 0 ? `; before: ${earlier.delivered} sent, ${earlier.failed} failed, ${earlier.invalid} invalid` : "";
   const unfinished = summary.unfinished > 0 ? `, ${summary.unfinished} not finished` : "";
-  output.result(`${summary.delivered} sent in ${batches.count} batch${batches.count === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`);
+  output.result(
+    `${summary.delivered} sent in ${batches.count} batch${batches.count === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`,
+  );
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
   const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given, ingestFlags)}`;
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
-  if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
+  if (summary.writeError !== undefined)
+    throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);
 }
 
@@ -140,6 +139,51 @@ const LIBRARY = { name: "wh", version: VERSION };
  * context is merged into each message's (the message's own keys win), and its messages go
  * together as one job.
  */
+/**
+ * The batching client for one ingest run, reporting each batch on the output. The client's library
+ * defaults read the process (proxy variables, DEBUG, stderr): the CLI hands it the io's instead, so
+ * a command behaves the same run in-process.
+ */
+function ingestClient(
+  settings: { writeKey: string; endpoint: string; flushAt: number; flushAfterMs: number; signal: AbortSignal },
+  io: CliIo,
+  output: Output,
+): { client: Analytics; transport: ReturnType<typeof createUndiciTransport>; batches: { count: number } } {
+  const transport = createUndiciTransport({ env: io.env, connectTimeoutMs: BATCH_TIMEOUT_MS });
+  const client = new Analytics({
+    ...settings,
+    timeoutMs: BATCH_TIMEOUT_MS,
+    transport,
+    debug: isDebugEnabled(io.env.DEBUG),
+    logger: (line) => io.stderr.write(`${line}\n`),
+  });
+  const batches = { count: 0 };
+  const onBatch = (outcome: "sent" | "failed") => (result: BatchResult) => {
+    batches.count += 1;
+    const target = result.report.targets[0];
+    output.record({
+      batch: batches.count,
+      outcome,
+      messages: result.messages.length,
+      bytes: result.bytes,
+      attempts: result.report.attempts,
+      last: describeOutcome(target?.last),
+    });
+    if (outcome === "failed")
+      output.log(
+        output.err.red(
+          `batch of ${result.messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`,
+        ),
+      );
+  };
+  client.on("success", onBatch("sent"));
+  client.on("failure", onBatch("failed"));
+  client.on("retry", ({ messages, attempt, delayMs }) =>
+    output.log(output.err.yellow(`batch of ${messages.length}: attempt ${attempt} failed, retrying in ${formatDurationMs(delayMs)}`)),
+  );
+  return { client, transport, batches };
+}
+
 function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
   const parsed = parseJson(text);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
@@ -168,7 +212,10 @@ function checkIngestMessage(value: Record<string, unknown>, text: string, stamps
   const built = buildIngestMessage(value, stamps, LIBRARY);
   if (!built.ok) return { ok: false, kind: built.code === "E_MESSAGE_TOO_LARGE" ? "too-large" : "invalid-message", error: built.error };
   const messageId = value.messageId;
-  return { ok: true, message: { type: built.type, body: text, userKey: undefined, messageId: typeof messageId === "string" ? messageId : undefined, enabled: true } };
+  return {
+    ok: true,
+    message: { type: built.type, body: text, userKey: undefined, messageId: typeof messageId === "string" ? messageId : undefined, enabled: true },
+  };
 }
 
 /** The write key and endpoint: flags, then WH_WRITE_KEY / WH_ENDPOINT, then the config (the source's writeKey, then `ingest`). */
@@ -183,8 +230,10 @@ async function resolveIngestSettings(flags: IngestFlags, io: CliIo): Promise<{ w
     writeKey ??= config.ingest?.writeKey;
     endpoint ??= config.ingest?.endpoint;
   }
-  if (writeKey === undefined || writeKey === "") throw new UsageError("no write key", { hint: "pass --write-key, set WH_WRITE_KEY, or set ingest.writeKey in the config file" });
-  if (endpoint === undefined) throw new UsageError("no ingestion endpoint", { hint: "pass --endpoint URL, set WH_ENDPOINT, or set ingest.endpoint in the config file" });
+  if (writeKey === undefined || writeKey === "")
+    throw new UsageError("no write key", { hint: "pass --write-key, set WH_WRITE_KEY, or set ingest.writeKey in the config file" });
+  if (endpoint === undefined)
+    throw new UsageError("no ingestion endpoint", { hint: "pass --endpoint URL, set WH_ENDPOINT, or set ingest.endpoint in the config file" });
   try {
     const url = new URL(endpoint);
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");

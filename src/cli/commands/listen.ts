@@ -11,7 +11,7 @@ import { UsageError } from "../../core/errors.js";
 import type { Untrusted } from "../../core/untrusted.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
 import type { FlagValues } from "../flags/spec.js";
-import type { listenFlags } from "../flags/tables.js";
+import type { listenFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
 import { Output, summarizeMessage } from "../render.js";
@@ -22,7 +22,8 @@ export type ListenFlags = FlagValues<typeof listenFlags>;
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { port = 0, host, status } = flags;
   const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value;
-  if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo)) throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
+  if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo))
+    throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
   const output = new Output(io, globals);
   // The requests the page can act on, by id (as many as the page keeps).
   const kept = new BoundedMap<number, ReceivedRequest>(1_000);
@@ -49,7 +50,11 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
         const original = kept.get(id);
         if (original === undefined) return { error: "that request is no longer kept" };
         if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
-        const result = await resendRequest(original, { url: request.url ?? new URL(original.path.unsafeRaw(), receiver.url).href, resignWith: request.resign ? secret : undefined }, io.env).catch((error: Error) => ({
+        const result = await resendRequest(
+          original,
+          { url: request.url ?? new URL(original.path.unsafeRaw(), receiver.url).href, resignWith: request.resign ? secret : undefined },
+          io.env,
+        ).catch((error: Error) => ({
           text: `resend failed: ${error.message}`,
           outcome: "failed" as const,
         }));
@@ -60,7 +65,9 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
     }).catch(listenFailure(0, host));
   }
   const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${redactUrlText(flags.forwardTo)}`;
-  output.log(`listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`);
+  output.log(
+    `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
+  );
   if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
   output.log("press Ctrl-C to stop");
   output.record({ listening: receiver.url, port: receiver.port, ...(inspector === undefined ? {} : { inspector: inspector.url }) });
@@ -123,7 +130,12 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
         : request.signature === "unchecked"
           ? c.dim("signature not checked")
           : c.red(`signature ${request.signature}`);
-  const forwarded = request.forwarded === undefined ? "" : "error" in request.forwarded ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}` : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
+  const forwarded =
+    request.forwarded === undefined
+      ? ""
+      : "error" in request.forwarded
+        ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}`
+        : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
   const notCaptured = request.captureError === undefined ? "" : ` — ${c.red(`not captured: ${request.captureError}`)}`;
   output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}${notCaptured}`);
 }

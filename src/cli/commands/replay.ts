@@ -22,7 +22,13 @@ import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint 
 export type ReplayFlags = FlagValues<typeof replayFlags>;
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
-export async function runReplay(file: string, flags: ReplayFlags, globals: GlobalFlags, io: CliIo, given: Record<string, unknown> = { ...flags }): Promise<number> {
+export async function runReplay(
+  file: string,
+  flags: ReplayFlags,
+  globals: GlobalFlags,
+  io: CliIo,
+  given: Record<string, unknown> = { ...flags },
+): Promise<number> {
   const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate };
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
@@ -47,7 +53,17 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   // Every file the run writes is opened (and the journal locked) before the first request.
   const files = dryRun
     ? undefined
-    : await RunFiles.open({ command: "replay", input, inputName, stdinFd: fromStdin ? io.stdin.fd : undefined, shard: shard === undefined ? undefined : `${shard.index}/${shard.count}`, destination: destinationIdentity(destination), journalPath, deadLetterPath, resume });
+    : await RunFiles.open({
+        command: "replay",
+        input,
+        inputName,
+        stdinFd: fromStdin ? io.stdin.fd : undefined,
+        shard: shard === undefined ? undefined : `${shard.index}/${shard.count}`,
+        destination: destinationIdentity(destination),
+        journalPath,
+        deadLetterPath,
+        resume,
+      });
   if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
@@ -57,20 +73,28 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
   try {
     const read = { bytes: 0 };
     const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(linesToJobs(files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName), (text, stamps) => prepareLine(text, stamps, prepareOptions), undefined, shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index), {
-      fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
-      ...options,
-      batchSize: destination.batchSize,
-      ...rendering,
-      sender: deliverer?.to(destination),
-      journal: files?.journal,
-      deadLetter: files?.deadLetter,
-      earlier: files?.earlier,
-      signal: io.signal,
-      graceMs: io.timings?.graceMs,
-      // Reading may wait for a line that never comes (an open stdin): stopping ends the input.
-      stopInput: () => void stream.destroy(),
-    });
+    summary = await runDeliveries(
+      linesToJobs(
+        files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
+        (text, stamps) => prepareLine(text, stamps, prepareOptions),
+        undefined,
+        shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index,
+      ),
+      {
+        fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
+        ...options,
+        batchSize: destination.batchSize,
+        ...rendering,
+        sender: deliverer?.to(destination),
+        journal: files?.journal,
+        deadLetter: files?.deadLetter,
+        earlier: files?.earlier,
+        signal: io.signal,
+        graceMs: io.timings?.graceMs,
+        // Reading may wait for a line that never comes (an open stdin): stopping ends the input.
+        stopInput: () => void stream.destroy(),
+      },
+    );
   } finally {
     stream.destroy();
     await deliverer?.close();
@@ -78,9 +102,13 @@ export async function runReplay(file: string, flags: ReplayFlags, globals: Globa
     deadLetters = files?.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }
   const interrupted = io.signal.aborted;
-  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]), ...rendering.notes()]);
+  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [
+    ...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]),
+    ...rendering.notes(),
+  ]);
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
-  if (summary.writeError !== undefined) throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
+  if (summary.writeError !== undefined)
+    throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);
 }

@@ -48,7 +48,9 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     const { enabled, skipReason } = prepare(destination.mode);
     if (enabled) return true;
     output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", reason: skipReason ?? null });
-    output.result(`${output.out.yellow("skipped")} ${type}${destination.source === undefined ? "" : ` (source ${destination.source})`}: ${skipReason}; nothing was sent`);
+    output.result(
+      `${output.out.yellow("skipped")} ${type}${destination.source === undefined ? "" : ` (source ${destination.source})`}: ${skipReason}; nothing was sent`,
+    );
     return false;
   });
   if (flags.dryRun === true) {

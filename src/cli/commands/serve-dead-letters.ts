@@ -5,7 +5,7 @@ import { UsageError } from "../../core/errors.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
 import type { FlagValues } from "../flags/spec.js";
-import type { deadLettersReplayFlags } from "../flags/tables.js";
+import type { deadLettersReplayFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 
@@ -14,7 +14,8 @@ export type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
 async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
   const { config } = await loadConfig(io.cwd, flags.config);
   const url = flags.queue ?? config.queue;
-  if (url === undefined) throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
+  if (url === undefined)
+    throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
   return RedisQueue.connect(url, {});
 }
 
@@ -26,7 +27,9 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
     const letters = await queue.listDeadLetters();
     for (const letter of letters) {
       const parsedRecord = parseJson(letter.record);
-      const record = (parsedRecord.ok && isJsonObject(parsedRecord.value) ? parsedRecord.value : { outcome: "unreadable", reason: "the dead letter is not one wh wrote" }) as { outcome?: string; reason?: string; at?: string };
+      const record = (
+        parsedRecord.ok && isJsonObject(parsedRecord.value) ? parsedRecord.value : { outcome: "unreadable", reason: "the dead letter is not one wh wrote" }
+      ) as { outcome?: string; reason?: string; at?: string };
       const parsedEntry = parseJson(letter.entry);
       const event = parsedEntry.ok && isJsonObject(parsedEntry.value) && isJsonObject(parsedEntry.value.event) ? parsedEntry.value.event : undefined;
       output.record({ id: letter.id, partition: letter.partition, ...record, ...(event === undefined ? { unreadable: letter.entry } : { event }) });

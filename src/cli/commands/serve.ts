@@ -11,7 +11,7 @@ import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
 import { startServe, type AcceptedRequest, type ServeHandle, type ServeOptions } from "../../engine/serve.js";
 import type { FlagValues } from "../flags/spec.js";
-import type { serveFlags } from "../flags/tables.js";
+import type { serveFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
 import { noteUnsigned, Output } from "../render.js";
@@ -100,7 +100,14 @@ function keptIn(queueUrl: string | undefined): string {
 }
 
 /** How serve's events reach the terminal, the --json records and the inspector page. */
-function serveCallbacks({ flags, output, settings, queueUrl, receiver, page }: ServeRun): Pick<ServeOptions, "onWarning" | "onRequest" | "onDeliveryEvent" | "onOutcome" | "onForwardingStopped"> {
+function serveCallbacks({
+  flags,
+  output,
+  settings,
+  queueUrl,
+  receiver,
+  page,
+}: ServeRun): Pick<ServeOptions, "onWarning" | "onRequest" | "onDeliveryEvent" | "onOutcome" | "onForwardingStopped"> {
   const verbose = flags.verbose === true;
   const renderers = new Map(settings.destinations.map((destination) => [destination, renderRun(output, destination, undefined, verbose)]));
   return {
@@ -121,11 +128,17 @@ function serveCallbacks({ flags, output, settings, queueUrl, receiver, page }: S
       renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
       page?.ended(job, outcome, reason);
       if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
-        output.log(`${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`);
+        output.log(
+          `${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`,
+        );
       }
     },
     onForwardingStopped: (destination, error) => {
-      output.warn(output.err.red(`forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in ${keptIn(queueUrl)} for the next start`));
+      output.warn(
+        output.err.red(
+          `forwarding${destination.source === undefined ? "" : ` for ${destination.source}`} stopped: ${error.message}; accepted events stay in ${keptIn(queueUrl)} for the next start`,
+        ),
+      );
     },
   };
 }
@@ -135,7 +148,9 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
   const role = flags.role ?? "both";
   output.record({ listening: handle.url, port: handle.port, dataDir: handle.dataDir, recovered: handle.recovered, embeddedReceiver: receiver?.url ?? null });
   const where = queueUrl === undefined ? `spool ${handle.dataDir}` : `queue ${redactUrlText(queueUrl)}, role ${role}`;
-  output.log(`${role === "forward" ? "forwarding; /health and /metrics" : "tracking API"} on ${handle.url} (${where}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`);
+  output.log(
+    `${role === "forward" ? "forwarding; /health and /metrics" : "tracking API"} on ${handle.url} (${where}${handle.recovered > 0 ? `; ${handle.recovered} events from an earlier run are being delivered` : ""})`,
+  );
   if (receiver !== undefined) {
     output.log(`delivering to an embedded receiver on ${receiver.url} that checks X-Signature (no webhooks configured)`);
     output.log(`point a Segment SDK at it: host ${handle.url}, write key ${LOCAL_WRITE_KEY} (any key is accepted), e.g.`);
@@ -143,7 +158,9 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
   } else {
     for (const destination of settings.destinations) {
       const where = destination.targets.map((target) => redactUrl(target.url)).join(", ");
-      output.log(`${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`);
+      output.log(
+        `${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`,
+      );
     }
   }
   if (page !== undefined) {
@@ -159,12 +176,17 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
  * reached (wh send --source and a delete's fan-out need none, so the config allows it).
  */
 function requireWriteKeys(destinations: readonly Destination[], configPath: string | undefined): void {
-  const keyless = destinations.filter((destination) => destination.writeKey === undefined).map((destination) => formatPath(["sources", destination.source ?? ""]));
+  const keyless = destinations
+    .filter((destination) => destination.writeKey === undefined)
+    .map((destination) => formatPath(["sources", destination.source ?? ""]));
   if (keyless.length === 0) return;
-  throw new ConfigError([`${keyless.join(", ")}: no writeKey: wh serve knows a source by its write key, so no request could reach ${keyless.length === 1 ? "it" : "them"}`], {
-    source: configPath,
-    hint: "give each source its writeKey, or serve one source with --source NAME",
-  });
+  throw new ConfigError(
+    [`${keyless.join(", ")}: no writeKey: wh serve knows a source by its write key, so no request could reach ${keyless.length === 1 ? "it" : "them"}`],
+    {
+      source: configPath,
+      hint: "give each source its writeKey, or serve one source with --source NAME",
+    },
+  );
 }
 
 function printAccepted(output: Output, request: AcceptedRequest): void {
@@ -191,7 +213,8 @@ function printAccepted(output: Output, request: AcceptedRequest): void {
   const dropped = rejected.length === 0 ? "" : `, ${rejected.length} rejected`;
   output.log(`${c.cyan("←")} 200 ${request.path}${source}: ${request.accepted} event${request.accepted === 1 ? "" : "s"} accepted${dropped}${duplicates}`);
   // Dropped while the SDK was told 200: the app's developer learns of it here or nowhere.
-  for (const { where, messageId, error } of rejected) output.warn(c.red(`✗ ${where}${messageId === null ? "" : ` (messageId ${messageId})`} rejected: ${error}`));
+  for (const { where, messageId, error } of rejected)
+    output.warn(c.red(`✗ ${where}${messageId === null ? "" : ` (messageId ${messageId})`} rejected: ${error}`));
 }
 
 /** A write key is a credential of sorts: its first four characters are enough to tell sources apart. */

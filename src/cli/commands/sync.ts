@@ -33,7 +33,14 @@ export async function runTraitsSync(name: string, flags: FlagValues<typeof trait
   return runSync("trait", name, flags, globals, io, (known) => diffTraitValues(values, known));
 }
 
-async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: GlobalFlags, io: CliIo, diff: (known: ReadonlyMap<string, unknown>) => TraitChange[]): Promise<number> {
+async function runSync(
+  kind: SyncKind,
+  name: string,
+  flags: SyncFlags,
+  globals: GlobalFlags,
+  io: CliIo,
+  diff: (known: ReadonlyMap<string, unknown>) => TraitChange[],
+): Promise<number> {
   const trait = toTraitName(name);
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
   const { concurrency, rate: ratePerSecond } = flags;
@@ -45,7 +52,12 @@ async function runSync(kind: SyncKind, name: string, flags: SyncFlags, globals: 
   // Taken (and checked writable) before the state is read and before anything is sent.
   const writer = dryRun ? undefined : openSyncStateWriter(statePath);
   try {
-    return await syncChanges({ kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, verbose: flags.verbose === true, writer, settings, destination }, globals, io, diff);
+    return await syncChanges(
+      { kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, verbose: flags.verbose === true, writer, settings, destination },
+      globals,
+      io,
+      diff,
+    );
   } finally {
     writer?.close();
   }
@@ -71,7 +83,9 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const changes = diff(state.values);
   const output = new Output(io, globals);
   noteUnsigned(output, [destination]);
-  output.log(`${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`);
+  output.log(
+    `${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`,
+  );
   const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary: RunSummary | undefined;

@@ -35,8 +35,20 @@ export async function runVerifyCapture(file: string, flags: VerifyFlags, globals
       const message = parseJson(record.body);
       const fields = message.ok && typeof message.value === "object" && message.value !== null ? (message.value as Record<string, unknown>) : {};
       const user = userOf(fields) ?? "";
-      output.record({ line: line.number, method: record.method, path: record.path, receivedAt: record.receivedAt, type: fields.type ?? null, verdict, ...(reason === undefined ? {} : { reason }) });
-      rows.push([String(line.number), record.method, record.path, String(fields.type ?? ""), user, reason === undefined ? verdict : `${verdict}: ${reason}`].map((cell) => neutralize(cell)));
+      output.record({
+        line: line.number,
+        method: record.method,
+        path: record.path,
+        receivedAt: record.receivedAt,
+        type: fields.type ?? null,
+        verdict,
+        ...(reason === undefined ? {} : { reason }),
+      });
+      rows.push(
+        [String(line.number), record.method, record.path, String(fields.type ?? ""), user, reason === undefined ? verdict : `${verdict}: ${reason}`].map(
+          (cell) => neutralize(cell),
+        ),
+      );
     }
   }
   if (!output.json) {

@@ -14,7 +14,8 @@ export type VerifyFlags = FlagValues<typeof verifyFlags>;
  */
 export async function runVerify(file: string | undefined, flags: VerifyFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (flags.capture !== undefined) {
-    if (file !== undefined || flags.signature !== undefined) throw new UsageError("--capture checks the signatures the capture holds: give no --signature and no body file with it");
+    if (file !== undefined || flags.signature !== undefined)
+      throw new UsageError("--capture checks the signatures the capture holds: give no --signature and no body file with it");
     const { runVerifyCapture } = await import("./verify-capture.js");
     return runVerifyCapture(flags.capture, flags, globals, io);
   }
@@ -28,7 +29,9 @@ export async function runVerify(file: string | undefined, flags: VerifyFlags, gl
     explanation = explainMismatch(secret, body, flags.signature);
   }
   if (globals.json === true) {
-    io.stdout.write(`${JSON.stringify({ valid: result.ok, ...(result.ok ? { batch: result.kind === "batch" } : { reason: result.reason }), ...(explanation === undefined ? {} : { explanation }) })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ valid: result.ok, ...(result.ok ? { batch: result.kind === "batch" } : { reason: result.reason }), ...(explanation === undefined ? {} : { explanation }) })}\n`,
+    );
   } else if (globals.quiet !== true) {
     const reason = result.ok ? "" : result.reason === "malformed-signature" ? " (not a 40-character hex signature)" : "";
     const valid = result.ok && result.kind === "batch" ? `valid: ${BATCH_VERDICT}\n` : "valid: the signature matches the body\n";
@@ -37,4 +40,3 @@ export async function runVerify(file: string | undefined, flags: VerifyFlags, gl
   }
   return result.ok ? 0 : 1;
 }
-

@@ -83,8 +83,12 @@ export const queueUrl: Parser<string> = (text, flag) => {
  */
 export const host: Parser<string> = (text, flag) => {
   if (text === "") throw new UsageError(`${flag} "": give an address, such as 127.0.0.1 (or 0.0.0.0 for every interface)`);
-  if (!/^[\w.:%-]+$/.test(text)) throw new UsageError(`${flag} ${JSON.stringify(text)}: not an IP address or a host name`, { hint: /^\[.*\]$/.test(text) ? "give an IPv6 address without the brackets: --host ::1" : undefined });
-  if (/^[\d.]+$/.test(text) && isIP(text) === 0) throw new UsageError(`${flag} ${text}: not a valid IPv4 address (four numbers from 0 to 255, such as 127.0.0.1)`);
+  if (!/^[\w.:%-]+$/.test(text))
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: not an IP address or a host name`, {
+      hint: /^\[.*\]$/.test(text) ? "give an IPv6 address without the brackets: --host ::1" : undefined,
+    });
+  if (/^[\d.]+$/.test(text) && isIP(text) === 0)
+    throw new UsageError(`${flag} ${text}: not a valid IPv4 address (four numbers from 0 to 255, such as 127.0.0.1)`);
   return text;
 };
 

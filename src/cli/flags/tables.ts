@@ -1,5 +1,5 @@
 import { MAX_BATCH_SIZE } from "../../config/schema.js";
-import { duration, host, oneOf, queueUrl, rate, shard, size, wholeNumber } from "./parsers.js";
+import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
 
 /**
@@ -14,31 +14,92 @@ export const globalFlags = flagTable({
 });
 
 const secretFile = flag({ syntax: "--secret-file <file>", description: "read the shared secret from FILE", resume: true, complete: "file" });
-const secret = flag({ syntax: "--secret <secret>", description: "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)", config: "sharedSecret" });
-const config = flag({ syntax: "--config <file>", description: "config file (default: search for .whrc*, wh.config.*, package.json#wh)", resume: true, complete: "file" });
+const secret = flag({
+  syntax: "--secret <secret>",
+  description: "shared secret (visible in the process list: prefer --secret-file or WH_SHARED_SECRET)",
+  config: "sharedSecret",
+});
+const config = flag({
+  syntax: "--config <file>",
+  description: "config file (default: search for .whrc*, wh.config.*, package.json#wh)",
+  resume: true,
+  complete: "file",
+});
 const source = flag({ syntax: "--source <name>", description: "the config source to deliver for", resume: true, complete: "sources" });
-const concurrency = flag({ syntax: "--concurrency <n>", description: "deliveries in flight at once", default: "32", parse: wholeNumber(1, 10_000), resume: true });
+export const concurrency = flag({
+  syntax: "--concurrency <n>",
+  description: "deliveries in flight at once",
+  default: "32",
+  parse: wholeNumber(1, 10_000),
+  resume: true,
+});
 const eventRate = flag({ syntax: "--rate <n>", description: "start at most N events per second", parse: rate, resume: true });
 const deadLetter = { syntax: "--dead-letter <file>", resume: true, complete: "file" } as const;
 const journal = { syntax: "--journal <file>", resume: true, complete: "file" } as const;
 const resume = flag({ syntax: "--resume", description: "continue from the journal: send nothing it records as finished" });
-const verbose = flag({ syntax: "--verbose", description: "show every attempt: request headers (secrets masked), status, time and the start of the answer", resume: true });
+const verbose = flag({
+  syntax: "--verbose",
+  description: "show every attempt: request headers (secrets masked), status, time and the start of the answer",
+  resume: true,
+});
 const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what });
-const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
+export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
 
 export const deliveryFlags = flagTable({
   url: flag({ syntax: "--url <url>", description: "webhook URL (repeatable, at most 5); replaces the config's URLs", repeatable: true, resume: "url" }),
   header: flag({ syntax: "--header <header>", description: "static header 'Name: value' for every URL (repeatable)", repeatable: true, resume: "header" }),
   secretFile,
   secret,
-  ca: flag({ syntax: "--ca <file>", description: "also trust the CA certificates in this PEM file (repeatable)", repeatable: true, resume: true, complete: "file" }),
-  timeout: flag({ syntax: "--timeout <duration>", description: "time allowed for the whole response (default 5s; 10s in actions mode, as Segment's Actions destinations)", parse: duration({ positive: true }), resume: true }),
-  retryWindow: flag({ syntax: "--retry-window <duration>", description: "stop retrying this long after the first attempt", default: "4h", parse: duration(), resume: true }),
-  maxAttempts: flag({ syntax: "--max-attempts <n>", description: "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)", parse: wholeNumber(1, 1_000_000), resume: true }),
+  ca: flag({
+    syntax: "--ca <file>",
+    description: "also trust the CA certificates in this PEM file (repeatable)",
+    repeatable: true,
+    resume: true,
+    complete: "file",
+  }),
+  timeout: flag({
+    syntax: "--timeout <duration>",
+    description: "time allowed for the whole response (default 5s; 10s in actions mode, as Segment's Actions destinations)",
+    parse: duration({ positive: true }),
+    resume: true,
+  }),
+  retryWindow: flag({
+    syntax: "--retry-window <duration>",
+    description: "stop retrying this long after the first attempt",
+    default: "4h",
+    parse: duration(),
+    resume: true,
+  }),
+  maxAttempts: flag({
+    syntax: "--max-attempts <n>",
+    description: "stop retrying a URL after N attempts, the first included (default: no limit, the window decides)",
+    parse: wholeNumber(1, 1_000_000),
+    resume: true,
+  }),
   source,
-  mode: flag({ syntax: "--mode <mode>", description: "classic: the seed's shapes (default); actions: Segment's Webhooks (Actions) destination, whole events", parse: oneOf(["classic", "actions"]), resume: true, config: "mode", complete: ["classic", "actions"] }),
-  method: flag({ syntax: "--method <method>", description: "actions mode: POST (default), PUT or PATCH", parse: oneOf(["POST", "PUT", "PATCH"], { upperCase: true }), resume: true, config: "method", complete: ["POST", "PUT", "PATCH"] }),
-  batchSize: flag({ syntax: "--batch-size <n>", description: `actions mode: events per request as a JSON array, 1 to ${MAX_BATCH_SIZE} (default 1: no batches)`, parse: wholeNumber(1, MAX_BATCH_SIZE), resume: true, config: "batchSize" }),
+  mode: flag({
+    syntax: "--mode <mode>",
+    description: "classic: the seed's shapes (default); actions: Segment's Webhooks (Actions) destination, whole events",
+    parse: oneOf(["classic", "actions"]),
+    resume: true,
+    config: "mode",
+    complete: ["classic", "actions"],
+  }),
+  method: flag({
+    syntax: "--method <method>",
+    description: "actions mode: POST (default), PUT or PATCH",
+    parse: oneOf(["POST", "PUT", "PATCH"], { upperCase: true }),
+    resume: true,
+    config: "method",
+    complete: ["POST", "PUT", "PATCH"],
+  }),
+  batchSize: flag({
+    syntax: "--batch-size <n>",
+    description: `actions mode: events per request as a JSON array, 1 to ${MAX_BATCH_SIZE} (default 1: no batches)`,
+    parse: wholeNumber(1, MAX_BATCH_SIZE),
+    resume: true,
+    config: "batchSize",
+  }),
   verbose,
   config,
 });
@@ -72,13 +133,29 @@ export const sendFlags = flagTable({
 export const replayFlags = flagTable({
   ...deliveryFlags,
   concurrency,
-  ordered: flag({ syntax: "--ordered <mode>", description: "user: each user's events in file order; none: no ordering, fastest", default: "user", parse: oneOf(["user", "none"]), resume: true, complete: ["user", "none"] }),
+  ordered: flag({
+    syntax: "--ordered <mode>",
+    description: "user: each user's events in file order; none: no ordering, fastest",
+    default: "user",
+    parse: oneOf(["user", "none"]),
+    resume: true,
+    complete: ["user", "none"],
+  }),
   rate: eventRate,
   deadLetter: flag({ ...deadLetter, description: "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)" }),
   journal: flag({ ...journal, description: "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)" }),
   resume,
-  shard: flag({ syntax: "--shard <i/n>", description: "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once", parse: shard, resume: true }),
-  exactBytes: flag({ syntax: "--exact-bytes", description: "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)", resume: true }),
+  shard: flag({
+    syntax: "--shard <i/n>",
+    description: "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once",
+    parse: shard,
+    resume: true,
+  }),
+  exactBytes: flag({
+    syntax: "--exact-bytes",
+    description: "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)",
+    resume: true,
+  }),
   dryRun: dryRun("print the exact request for every event, and send nothing"),
 });
 
@@ -86,10 +163,19 @@ export const ingestFlags = flagTable({
   writeKey: flag({ syntax: "--write-key <key>", description: "the source's write key (WH_WRITE_KEY, or ingest.writeKey in the config)", resume: "secret" }),
   endpoint: flag({ syntax: "--endpoint <url>", description: "base URL of the ingestion API (WH_ENDPOINT, or ingest.endpoint in the config)", resume: "url" }),
   flushAt: flag({ syntax: "--flush-at <n>", description: "send a batch every N messages", default: "20", parse: wholeNumber(1, 100_000), resume: true }),
-  flushAfter: flag({ syntax: "--flush-after <duration>", description: "send a batch this long after the last one", default: "5s", parse: duration(), resume: true }),
+  flushAfter: flag({
+    syntax: "--flush-after <duration>",
+    description: "send a batch this long after the last one",
+    default: "5s",
+    parse: duration(),
+    resume: true,
+  }),
   source: flag({ syntax: "--source <name>", description: "use this config source's writeKey", resume: true, complete: "sources" }),
   config: flag({ syntax: "--config <file>", description: "config file (default: search)", resume: true, complete: "file" }),
-  deadLetter: flag({ ...deadLetter, description: "where invalid lines and the messages of failed batches go (default: <file>.ingest-failed.ndjson, wh-ingest-failed.ndjson for stdin)" }),
+  deadLetter: flag({
+    ...deadLetter,
+    description: "where invalid lines and the messages of failed batches go (default: <file>.ingest-failed.ndjson, wh-ingest-failed.ndjson for stdin)",
+  }),
   journal: flag({ ...journal, description: "where finished lines are recorded (default: <file>.wh-ingest-journal, wh-stdin.wh-ingest-journal for stdin)" }),
   resume,
 });
@@ -98,48 +184,11 @@ export const verifyFlags = flagTable({
   ...secretFlags,
   signature: flag({ syntax: "--signature <hex>", description: "the X-Signature value to check" }),
   explain: flag({ syntax: "--explain", description: "on a mismatch, say what most likely went wrong" }),
-  capture: flag({ syntax: "--capture <file>", description: "check every request of a wh listen --out capture against its own X-Signature, as a table", complete: "file" }),
-});
-
-export const listenFlags = flagTable({
-  port: flag({ syntax: "--port <port>", description: "port to listen on (default: a free port, printed at start)", parse: wholeNumber(0, 65_535) }),
-  host: listenHost,
-  secretFile: flag({ syntax: "--secret-file <file>", description: "check X-Signature with the secret in FILE", complete: "file" }),
-  secret: flag({ syntax: "--secret <secret>", description: "check X-Signature with this secret (WH_SHARED_SECRET works too)" }),
-  status: flag({ syntax: "--status <code>", description: "status to answer accepted requests with", default: "200", parse: wholeNumber(100, 599) }),
-  out: flag({ syntax: "--out <file.ndjson>", description: "append every accepted request to this NDJSON file as {receivedAt, method, path, headers, body} (wh replay sends them again, wh verify --capture checks them)", complete: "file" }),
-  forwardTo: flag({ syntax: "--forward-to <url>", description: "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer" }),
-  ui: flag({ syntax: "--ui", description: "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl" }),
-});
-
-const queue = flag({ syntax: "--queue <url>", description: "keep accepted events in Redis Streams (redis://[user:password@]host:port[/db]) instead of the spool", parse: queueUrl, config: "queue" });
-
-export const serveFlags = flagTable({
-  ...deliveryFlags,
-  // A fixed port, so that an app's SDK settings stay put.
-  port: flag({ syntax: "--port <port>", description: "port of the tracking API (0: any free port)", default: "8787", parse: wholeNumber(0, 65_535) }),
-  host: listenHost,
-  dataDir: flag({ syntax: "--data-dir <dir>", description: "where accepted events are spooled until delivered, and the dead letters", default: ".wh/serve", complete: "file" }),
-  maxBody: flag({ syntax: "--max-body <size>", description: "largest request body, after gzip (analytics-node sends batches up to about 1 MB: raise this for it)", default: "500kb", parse: size() }),
-  maxSpool: flag({ syntax: "--max-spool <size>", description: "answer 503 with Retry-After once the spool holds this much", default: "1gb", parse: size() }),
-  concurrency: flag({ ...concurrency, description: "deliveries in flight at once, per source" }),
-  dedupWindow: flag({ syntax: "--dedup-window <n>", description: "drop an event whose messageId is among the last N accepted for its source", default: "100000", parse: wholeNumber(0, 10_000_000) }),
-  ui: flag({ syntax: "--ui", description: "serve a live inspector page (its URL is printed): each accepted event with its deliveries; resend, copy as curl" }),
-  queue,
-  partitions: flag({ syntax: "--partitions <n>", description: "with --queue: partitions of a new queue (default 64; fixed for the life of the queue)", parse: wholeNumber(1, 16_384) }),
-  role: flag({ syntax: "--role <role>", description: "with --queue: accept, forward, or both (default)", parse: oneOf(["accept", "forward", "both"]), complete: ["accept", "forward", "both"] }),
-  deadLetter: flag({ syntax: "--dead-letter <file>", description: "with --queue: dead letters to this file too (they always go to the queue's dead-letter stream)", complete: "file" }),
-});
-
-const deadLetterQueueFlags = flagTable({
-  queue: flag({ ...queue, description: "the Redis queue (default: queue in the config)" }),
-  config: flag({ syntax: "--config <file>", description: "config file (default: search)", complete: "file" }),
-});
-
-export const deadLettersListFlags = deadLetterQueueFlags;
-export const deadLettersReplayFlags = flagTable({
-  ...deadLetterQueueFlags,
-  id: flag({ syntax: "--id <id>", description: "only this dead letter (repeatable; default: all)", repeatable: true }),
+  capture: flag({
+    syntax: "--capture <file>",
+    description: "check every request of a wh listen --out capture against its own X-Signature, as a table",
+    complete: "file",
+  }),
 });
 
 const syncFlags = flagTable({
@@ -151,7 +200,11 @@ const syncFlags = flagTable({
 });
 
 export const audienceSyncFlags = flagTable({
-  members: flag({ syntax: "--members <file>", description: "the members: one userId per line, NDJSON with userId, or CSV with a userId column", complete: "file" }),
+  members: flag({
+    syntax: "--members <file>",
+    description: "the members: one userId per line, NDJSON with userId, or CSV with a userId column",
+    complete: "file",
+  }),
   ...syncFlags,
 });
 

@@ -1,5 +1,6 @@
 import { MESSAGE_TYPES } from "../../core/message/types.js";
-import { audienceSyncFlags, deadLettersListFlags, deadLettersReplayFlags, ingestFlags, replayFlags, sendFlags, serveFlags, traitsSyncFlags } from "../flags/tables.js";
+import { deadLettersListFlags, deadLettersReplayFlags, serveFlags } from "../flags/server-tables.js";
+import { audienceSyncFlags, ingestFlags, replayFlags, sendFlags, traitsSyncFlags } from "../flags/tables.js";
 import { command, examples } from "./command-spec.js";
 import { INGEST_HELP, REPLAY_HELP, RETRY_HELP, SERVE_HELP, syncHelp } from "./help.js";
 
@@ -63,7 +64,10 @@ const deadLettersList = command({
   path: ["serve", "dead-letters", "list"],
   description: "Every dead letter of the queue, oldest first: id, time, event, why it failed.",
   flags: deadLettersListFlags,
-  help: examples("wh serve dead-letters list --queue redis://127.0.0.1:6379/0", "wh --json serve dead-letters list > dead-letters.ndjson   # queue from the config"),
+  help: examples(
+    "wh serve dead-letters list --queue redis://127.0.0.1:6379/0",
+    "wh --json serve dead-letters list > dead-letters.ndjson   # queue from the config",
+  ),
   run: async ({ flags, globals, io }) => (await import("../commands/serve-dead-letters.js")).runDeadLettersList(flags, globals, io),
 });
 

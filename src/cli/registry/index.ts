@@ -3,4 +3,16 @@ import { ingest, replay, send, serveCommands, syncCommands } from "./delivering.
 import { completion, configCommands, demo, listen, sign, verify } from "./tools.js";
 
 /** Every command, in the order `wh --help` lists them; a group comes before its subcommands. */
-export const COMMANDS: readonly Command[] = [send, replay, ingest, sign, verify, listen, ...serveCommands, ...syncCommands, ...configCommands, demo, completion];
+export const COMMANDS: readonly Command[] = [
+  send,
+  replay,
+  ingest,
+  sign,
+  verify,
+  listen,
+  ...serveCommands,
+  ...syncCommands,
+  ...configCommands,
+  demo,
+  completion,
+];

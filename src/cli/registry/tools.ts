@@ -1,4 +1,5 @@
-import { completionFlags, configShowFlags, configValidateFlags, listenFlags, secretFlags, verifyFlags } from "../flags/tables.js";
+import { listenFlags } from "../flags/server-tables.js";
+import { completionFlags, configShowFlags, configValidateFlags, secretFlags, verifyFlags } from "../flags/tables.js";
 import { command, examples } from "./command-spec.js";
 import { CONFIG_HELP } from "./help.js";
 
@@ -67,6 +68,10 @@ export const completion = command({
   description: "Print a shell completion script (commands, flags, and source names from the config).",
   args: [{ syntax: "[shell]", description: "bash, zsh or fish", complete: ["bash", "zsh", "fish"] }],
   flags: completionFlags,
-  help: examples('eval "$(wh completion bash)"        # in ~/.bashrc', 'eval "$(wh completion zsh)"         # in ~/.zshrc', "wh completion fish > ~/.config/fish/completions/wh.fish"),
+  help: examples(
+    'eval "$(wh completion bash)"        # in ~/.bashrc',
+    'eval "$(wh completion zsh)"         # in ~/.zshrc',
+    "wh completion fish > ~/.config/fish/completions/wh.fish",
+  ),
   run: async ({ args, flags, io }) => (await import("../completion.js")).runCompletion(args[0], flags, io),
 });

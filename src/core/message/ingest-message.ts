@@ -24,7 +24,8 @@ export interface LibraryInfo {
  */
 export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
   const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
-  if (type === "delete") return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
+  if (type === "delete")
+    return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
   if (type === undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: `missing type (one of ${INGEST_TYPES.join(", ")})` };
   if (!(INGEST_TYPES as readonly unknown[]).includes(type)) {
     return { ok: false, code: "E_INVALID_MESSAGE", error: `type: expected one of ${INGEST_TYPES.join(", ")} (got ${JSON.stringify(type)})` };
@@ -38,7 +39,8 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
   let timestamp = stamps.now().toISOString();
   if (message.timestamp != null) {
     const normalized = normalizeTimestamp(message.timestamp);
-    if (normalized === undefined) return { ok: false, code: "E_INVALID_MESSAGE", error: `timestamp: ${JSON.stringify(message.timestamp)} is not an ISO 8601 date-time` };
+    if (normalized === undefined)
+      return { ok: false, code: "E_INVALID_MESSAGE", error: `timestamp: ${JSON.stringify(message.timestamp)} is not an ISO 8601 date-time` };
     timestamp = normalized;
   }
   const messageId = message.messageId ?? stamps.newId();

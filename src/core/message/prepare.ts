@@ -1,10 +1,5 @@
 import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
-import {
-  formatIssues,
-  parseInboundMessage,
-  parseOutboundMessage,
-  type InboundMessage,
-} from "./schema.js";
+import { formatIssues, parseInboundMessage, parseOutboundMessage, type InboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
 import { asCaptureRecord } from "../capture.js";
 import { inexactNumberProblem } from "./exact-numbers.js";

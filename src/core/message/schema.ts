@@ -8,10 +8,12 @@ import { MESSAGE_TYPES, type MessageType } from "./types.js";
 // bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English here.
 z.config(en());
 
-
 /** A message's type, with an error that says "missing type" when there is none. */
 const messageType = oneOf(MESSAGE_TYPES, {
-  error: (issue) => (issue.input === undefined ? `missing type (one of ${MESSAGE_TYPES.join(", ")})` : `expected one of ${MESSAGE_TYPES.join(", ")} (got ${JSON.stringify(issue.input)})`),
+  error: (issue) =>
+    issue.input === undefined
+      ? `missing type (one of ${MESSAGE_TYPES.join(", ")})`
+      : `expected one of ${MESSAGE_TYPES.join(", ")} (got ${JSON.stringify(issue.input)})`,
 });
 
 /**
@@ -71,7 +73,8 @@ export const parseScreenContext = withFastPath(screenContext);
  */
 export function stringFieldPaths(type: MessageType, field: "properties" | "context" | "traits"): ReadonlySet<string> {
   if (type === "page" && field === "properties") return new Set(PAGE_PROPERTY_STRINGS);
-  if (type === "screen" && field === "context") return new Set(Object.entries(SCREEN_CONTEXT_STRINGS).flatMap(([group, keys]) => keys.map((key) => `${group}.${key}`)));
+  if (type === "screen" && field === "context")
+    return new Set(Object.entries(SCREEN_CONTEXT_STRINGS).flatMap(([group, keys]) => keys.map((key) => `${group}.${key}`)));
   return new Set();
 }
 

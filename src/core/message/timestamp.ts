@@ -1,7 +1,6 @@
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
  * Converts an ISO 8601 date or date-time to UTC with milliseconds (`2026-11-21T09:30:08.276Z`).
@@ -17,7 +16,7 @@ export function normalizeTimestamp(text: string): string | undefined {
   // Date.parse rolls 2026-02-31 over into March: refuse calendar dates that do not exist.
   const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
   if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day) || Number(hour) > 23) return undefined;
-  const millis = (`${fraction}000`).slice(0, 3);
+  const millis = `${fraction}000`.slice(0, 3);
   const offset = zone.toUpperCase() === "Z" ? "Z" : normalizeOffset(zone);
   const epochMs = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}${offset}`);
   if (Number.isNaN(epochMs)) return undefined;

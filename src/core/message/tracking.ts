@@ -167,7 +167,16 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
  * from the request (the Spec's common fields: collected for analytics.js, iOS and Android).
  * A server-side library's request comes from the app's server, whose address is no user's.
  */
-const CLIENT_LIBRARIES = new Set(["analytics.js", "analytics-ios", "analytics-android", "analytics-kotlin", "analytics-swift", "analytics-react-native", "@segment/analytics-react-native", "analytics-flutter"]);
+const CLIENT_LIBRARIES = new Set([
+  "analytics.js",
+  "analytics-ios",
+  "analytics-android",
+  "analytics-kotlin",
+  "analytics-swift",
+  "analytics-react-native",
+  "@segment/analytics-react-native",
+  "analytics-flutter",
+]);
 
 function fromClientLibrary(context: unknown): boolean {
   const library = isJsonObject(context) ? context.library : undefined;

@@ -79,14 +79,28 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
   };
   return async (request) => {
     const base = { path: request.path, accepted: 0, duplicates: 0, rejected: [] };
-    if (!options.accepting) return report({ ...base, status: 404, code: "not_accepting", source: undefined, message: "this wh serve only forwards (--role forward): send to one that accepts" });
+    if (!options.accepting)
+      return report({
+        ...base,
+        status: 404,
+        code: "not_accepting",
+        source: undefined,
+        message: "this wh serve only forwards (--role forward): send to one that accepts",
+      });
     await options.admit?.();
     const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
     // No write key, no source: Segment could not say whose events these are, nor can wh (flat settings included).
-    const source = writeKey === undefined ? undefined : options.bySource ? sources.find((candidate) => candidate.destination.writeKey === writeKey) : sources[0];
+    const source =
+      writeKey === undefined ? undefined : options.bySource ? sources.find((candidate) => candidate.destination.writeKey === writeKey) : sources[0];
     if (source === undefined) {
-      return report({ ...base, status: 401, code: writeKey === undefined ? "no_write_key" : "unknown_write_key", source: undefined, message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key" });
+      return report({
+        ...base,
+        status: 401,
+        code: writeKey === undefined ? "no_write_key" : "unknown_write_key",
+        source: undefined,
+        message: writeKey === undefined ? "no write key (send it as the basic-auth user, or writeKey in the body)" : "unknown write key",
+      });
     }
     const name = source.destination.source;
     if (!expanded.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: expanded.error });
@@ -99,7 +113,9 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
       const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, checkSize: false });
       const messageId = event.messageId as string;
       if (!prepared.ok) {
-        rejected.push(rejectionAt(where(index), { messageId, reason: prepared.kind === "too-large" ? "too_large" : "invalid_message", error: prepared.error, sent: event }));
+        rejected.push(
+          rejectionAt(where(index), { messageId, reason: prepared.kind === "too-large" ? "too_large" : "invalid_message", error: prepared.error, sent: event }),
+        );
         continue;
       }
       if (source.recent.has(messageId) || ids.has(messageId)) {
@@ -134,6 +150,11 @@ function rejectedBody(rejected: readonly Rejection[]): Record<string, unknown> {
   return {
     success: true,
     rejected: rejected.length,
-    errors: rejected.map(({ where, messageId, reason, error }) => ({ where, ...(messageId === undefined ? {} : { messageId: messageId.unsafeRaw() }), reason, message: error.unsafeRaw() })),
+    errors: rejected.map(({ where, messageId, reason, error }) => ({
+      where,
+      ...(messageId === undefined ? {} : { messageId: messageId.unsafeRaw() }),
+      reason,
+      message: error.unsafeRaw(),
+    })),
   };
 }

@@ -16,7 +16,9 @@ export interface ForwardingOptions {
   signal: AbortSignal;
   /** How long deliveries in flight may finish once `signal` aborts (default: the runner's). */
   graceMs?: number | undefined;
-  onOutcome?: ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void) | undefined;
+  onOutcome?:
+    | ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void)
+    | undefined;
   onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
   onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
 }

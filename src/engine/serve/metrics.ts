@@ -5,7 +5,10 @@ export class ServeMetrics {
   readonly registry = new Registry();
   readonly requests: Counter = this.registry.counter("wh_serve_requests_total", "Requests to the tracking API, by HTTP status answered.");
   readonly accepted: Counter = this.registry.counter("wh_serve_events_accepted_total", "Events accepted (stored, answered 200).");
-  readonly rejected: Counter = this.registry.counter("wh_serve_events_rejected_total", "Events dropped from a request that was taken (answered 200), by reason.");
+  readonly rejected: Counter = this.registry.counter(
+    "wh_serve_events_rejected_total",
+    "Events dropped from a request that was taken (answered 200), by reason.",
+  );
   readonly duplicates: Counter = this.registry.counter("wh_serve_events_duplicate_total", "Events dropped as duplicates of a recent messageId.");
   readonly ended: Counter = this.registry.counter("wh_serve_events_total", "Events whose delivery ended, by outcome (delivered, skipped, failed, invalid).");
   readonly latency: Histogram = this.registry.histogram(

@@ -106,7 +106,9 @@ export class RedisStore implements EventStore {
       this.partitionStates.map((state) => ({ labels: { partition: String(state.partition) }, value: state.waiting })),
     );
     registry.gaugeFamily("wh_serve_partition_owner", "The forwarder holding each partition's lease (1 per partition with an owner).", () =>
-      this.partitionStates.filter((state) => state.owner !== null).map((state) => ({ labels: { partition: String(state.partition), owner: state.owner as string }, value: 1 })),
+      this.partitionStates
+        .filter((state) => state.owner !== null)
+        .map((state) => ({ labels: { partition: String(state.partition), owner: state.owner as string }, value: 1 })),
     );
     registry.gauge("wh_serve_partitions_owned", "Partitions this process forwards.", () => this.queue.ownedPartitions.length);
   }

@@ -46,14 +46,17 @@ export class SpoolStore implements EventStore {
       quarantinePath: join(options.dataDir, "quarantine.ndjson"),
     });
     if (quarantined !== undefined) {
-      options.onWarning?.(`the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`);
+      options.onWarning?.(
+        `the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`,
+      );
     }
     return new SpoolStore(spool, recovered, quarantined, options.dataDir);
   }
 
   async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
     const texts = events.map((event) => event.text);
-    if (this.spool.full(texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0))) return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
+    if (this.spool.full(texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0)))
+      return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
     try {
       // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
       await this.spool.append(texts, events);
@@ -114,7 +117,13 @@ async function* jobsOf(reader: SpoolReader, destination: Destination, makeJob: J
       const held = record.attached as AcceptedEvent | undefined;
       const stored = held?.stored ?? readStored(record.text);
       if (typeof stored === "string") {
-        if (strays) jobs.push({ number: record.seq, original: record.text, prepared: { ok: false, kind: "invalid-message", error: `the spool's record cannot be read: ${stored}` }, label: `record ${record.seq}` });
+        if (strays)
+          jobs.push({
+            number: record.seq,
+            original: record.text,
+            prepared: { ok: false, kind: "invalid-message", error: `the spool's record cannot be read: ${stored}` },
+            label: `record ${record.seq}`,
+          });
         continue;
       }
       const made = makeJob(record.seq, stored, held?.prepared);

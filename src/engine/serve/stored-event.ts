@@ -22,7 +22,8 @@ export function readStored(text: string): StoredEvent | string {
   const parsed = parseJson(text);
   if (!parsed.ok) return parsed.error;
   const record = parsed.value;
-  if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string")) return "not a record of wh serve's spool";
+  if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string"))
+    return "not a record of wh serve's spool";
   return { source: record.source, event: record.event };
 }
 
