@@ -5,7 +5,7 @@ import { type FlagTable, longName } from "./flags/spec.js";
 import type { CliIo } from "./io.js";
 import { COMMANDS } from "./registry/index.js";
 
-export const SHELLS = ["bash", "zsh", "fish"] as const;
+const SHELLS = ["bash", "zsh", "fish"] as const;
 
 interface CommandInfo {
   /** The words that lead to it: ["audience", "sync"]. */

@@ -8,7 +8,7 @@ import { inProcess } from "../helpers/in-process.js";
  * WH_REQUIRE_SERVICES=1, which makes a missing Chromium a failure; elsewhere the browser tests are
  * skipped with one line saying so.
  */
-export const CHROMIUM = process.env.WH_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM = process.env.WH_CHROMIUM ?? "/usr/bin/chromium";
 export const chromiumAvailable = existsSync(CHROMIUM);
 if (!chromiumAvailable && process.env.WH_REQUIRE_SERVICES === "1")
   throw new Error(`WH_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);

@@ -125,8 +125,8 @@ export interface WhProcess<Child extends WhChild = WhChild> {
 /** How a test starts wh in `cwd`: spawnWh, or inProcess (test/helpers/in-process.ts). */
 export type Launch = (args: readonly string[], options: RunOptions & { cwd: string }) => WhProcess;
 
-/** Starts `node bin/wh.cjs ...args` without waiting for it; for long-running commands like listen. */
-export async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess<ChildProcessWithoutNullStreams>> {
+/** Starts `node bin/wh.cjs ...args` without waiting for it, in a fresh directory unless given one. */
+async function startWh(args: readonly string[], options: RunOptions = {}): Promise<WhProcess<ChildProcessWithoutNullStreams>> {
   return spawnWh(args, { ...options, cwd: options.cwd ?? (await makeTempDir()) });
 }
 

@@ -10,7 +10,7 @@ import { USER_AGENT } from "../../src/version.js";
 export const FAST_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseMs: 5, capMs: 20, windowMs: 2_000 };
 
 /** Generous enough never to fire on a healthy local reply; the timeout cases pass their own. */
-export const DEFAULT_TIMEOUT_MS = 2_000;
+const DEFAULT_TIMEOUT_MS = 2_000;
 
 /**
  * For cases where a broken timeout would hang: the delivery is aborted instead, so the test

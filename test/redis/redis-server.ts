@@ -10,7 +10,7 @@ import { join } from "node:path";
  * (WH_REQUIRE_SERVICES=1) makes a missing one a failure; elsewhere the tests are skipped with
  * one line saying so.
  */
-export const REDIS_SERVER = process.env.WH_REDIS_SERVER ?? "redis-server";
+const REDIS_SERVER = process.env.WH_REDIS_SERVER ?? "redis-server";
 export const redisAvailable = spawnSync(REDIS_SERVER, ["--version"]).status === 0;
 if (!redisAvailable && process.env.WH_REQUIRE_SERVICES === "1")
   throw new Error(`WH_REQUIRE_SERVICES=1 but ${REDIS_SERVER} cannot be run (apt-get install redis-server)`);

@@ -28,7 +28,7 @@ import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, withHint } from "../run-report.js";
 
-export type IngestFlags = FlagValues<typeof ingestFlags>;
+type IngestFlags = FlagValues<typeof ingestFlags>;
 
 /** Batches in flight at most, so that a large file does not queue itself into memory. */
 const MAX_PENDING_BATCHES = 8;

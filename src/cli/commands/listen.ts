@@ -16,7 +16,7 @@ import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
 import { Output, summarizeMessage } from "../render.js";
 
-export type ListenFlags = FlagValues<typeof listenFlags>;
+type ListenFlags = FlagValues<typeof listenFlags>;
 
 /** `wh listen`: a local receiver that verifies each request and prints it, until Ctrl-C. */
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {

@@ -19,7 +19,7 @@ import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
 
-export type ReplayFlags = FlagValues<typeof replayFlags>;
+type ReplayFlags = FlagValues<typeof replayFlags>;
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
 export async function runReplay(

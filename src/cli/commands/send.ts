@@ -17,7 +17,7 @@ import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
 import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
 
-export type SendFlags = FlagValues<typeof sendFlags>;
+type SendFlags = FlagValues<typeof sendFlags>;
 
 /** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
 export async function runSend(type: string, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {

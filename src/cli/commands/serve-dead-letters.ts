@@ -9,7 +9,7 @@ import type { deadLettersReplayFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 
-export type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
+type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
 
 async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
   const { config } = await loadConfig(io.cwd, flags.config);

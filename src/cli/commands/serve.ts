@@ -19,7 +19,7 @@ import { renderRun } from "../run-report.js";
 import { startServeInspector } from "../serve-inspector.js";
 import { printRequest } from "./listen.js";
 
-export type ServeFlags = FlagValues<typeof serveFlags>;
+type ServeFlags = FlagValues<typeof serveFlags>;
 
 /** The write key printed for the embedded setup; with flat settings any key is accepted. */
 const LOCAL_WRITE_KEY = "wh-local";

@@ -5,7 +5,7 @@ import type { secretFlags } from "../flags/tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { requireSecret } from "../../config/secret.js";
 
-export type SignFlags = FlagValues<typeof secretFlags>;
+type SignFlags = FlagValues<typeof secretFlags>;
 
 /** `wh sign [FILE|-]`: prints the X-Signature of the body's exact bytes. */
 export async function runSign(file: string | undefined, flags: SignFlags, globals: GlobalFlags, io: CliIo): Promise<number> {

@@ -17,7 +17,7 @@ import type { CliIo, GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { printRunSummary, renderRun } from "../run-report.js";
 
-export type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
+type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
 
 /** `wh audience sync NAME --members FILE --state FILE`: identify `{ trait: true|false }` for each change. */
 export async function runAudienceSync(name: string, flags: FlagValues<typeof audienceSyncFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {

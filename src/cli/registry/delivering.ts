@@ -44,7 +44,7 @@ export const ingest = command({
   run: async ({ args, flags, globals, io, given }) => (await import("../commands/ingest.js")).runIngest(args[0] ?? "", flags, globals, io, given),
 });
 
-export const serve = command({
+const serve = command({
   path: ["serve"],
   summary: "a local Segment-compatible tracking API that forwards to your webhooks",
   description:
