@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRecordingServer, startSilentServer, type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
-import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
+import { FIXTURES, hmacHex, lines, makeTempDir, removeTempDirs, run, STACK_TRACE } from "./run-wh.js";
 
 const SECRET = "s3cret-send";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -443,9 +443,13 @@ describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
   });
   afterAll(() => signed.close());
 
-  /** A CA-signed receiver; --ca names an unrelated certificate; the signing CA comes, or not, from NODE_EXTRA_CA_CERTS. */
+  /**
+   * A CA-signed receiver; --ca names an unrelated certificate; the signing CA comes, or not, from
+   * NODE_EXTRA_CA_CERTS. Spawned: Node reads NODE_EXTRA_CA_CERTS when a process starts, so only a
+   * process of its own sees it.
+   */
   const sendSigned = (extra: string | undefined) =>
-    runInProcess(
+    run(
       [
         "send",
         "track",
