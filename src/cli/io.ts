@@ -1,4 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
+import { systemClock } from "../adapters/system-clock.js";
+import { type Clock, clockStamps } from "../core/clock.js";
+import type { MessageStamps } from "../core/message/prepare.js";
 
 /** What a command may touch of the process: passed in, so commands never reach for globals. */
 export interface CliIo {
@@ -12,6 +16,30 @@ export interface CliIo {
   signal: AbortSignal;
   /** The waits a command makes; absent, the defaults users get. Tests shorten them. */
   timings?: Partial<CliTimings> | undefined;
+  /**
+   * The time a command stamps messages with and its deliveries wait their retries by (absent: the
+   * real clock): one clock for both, so a test that moves time moves both. Tests fix it, or make
+   * its sleeps return at once. The grace period, the progress cadence (`timings`) and --rate stay
+   * on real timers: they pace a person watching and a server's load, not the retry schedule.
+   */
+  clock?: Clock | undefined;
+  /** The messageIds a command gives messages without one (absent: randomUUID). */
+  newId?: (() => string) | undefined;
+}
+
+/** The clock a command stamps and waits with: the io's, else the real one. */
+export function commandClock(io: CliIo): Clock {
+  return io.clock ?? systemClock;
+}
+
+/** The messageIds a command makes: the io's, else random UUIDs. */
+export function commandIds(io: CliIo): () => string {
+  return io.newId ?? randomUUID;
+}
+
+/** What a command stamps messages with: the io's clock and ids, else the real ones. */
+export function commandStamps(io: CliIo): MessageStamps {
+  return clockStamps(commandClock(io), commandIds(io));
 }
 
 export interface CliTimings {

@@ -31,7 +31,7 @@ export interface Sender {
   waiting(): WaitReason[];
 }
 
-/** The delivery engine wired to the real network and clock, for one command run. */
+/** The delivery engine wired to the real network and a clock (the real one unless given), for one command run. */
 export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
   /** A sender of every event to one destination, for a run (with the retries waiting and why). */
@@ -44,6 +44,8 @@ export interface DelivererOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** Keep every answer's body for the reports (--verbose), not only those of failures. */
   keepEveryBody?: boolean | undefined;
+  /** What retries wait by and the retry window is judged by (default: the real clock). */
+  clock?: Clock | undefined;
 }
 
 export async function createDeliverer(settings: DeliverySettings, options: DelivererOptions = {}): Promise<Deliverer> {
@@ -56,12 +58,13 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
   let retrying = 0;
   // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.
+  const given = options.clock ?? systemClock;
   const clock: Clock = {
-    now: systemClock.now,
+    now: () => given.now(),
     async sleep(ms, signal) {
       retrying += 1;
       try {
-        await systemClock.sleep(ms, signal);
+        await given.sleep(ms, signal);
       } finally {
         retrying -= 1;
       }

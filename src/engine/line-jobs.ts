@@ -1,27 +1,26 @@
-import { randomUUID } from "node:crypto";
 import type { InputLine } from "../adapters/line-reader.js";
-import type { MessageStamps, PrepareResult } from "../core/message/prepare.js";
+import type { PrepareResult } from "../core/message/prepare.js";
 import type { DeliveryJob } from "./delivery-job.js";
 
 /**
  * The jobs of an NDJSON input, a batch of lines at a time: blank lines are skipped (they keep
  * their numbers), a line the reader could not take (invalid UTF-8, overlong) is invalid, and
- * every other line is prepared by `prepare`. `onEnd` runs once the input has ended.
+ * every other line is prepared by `prepare` (which stamps what a line lacks with the command's
+ * clock and ids). `onEnd` runs once the input has ended.
  */
 export async function* linesToJobs(
   batches: AsyncIterable<InputLine[]>,
-  prepare: (text: string, stamps: MessageStamps) => PrepareResult,
+  prepare: (text: string) => PrepareResult,
   onEnd?: () => void,
   /** Only the lines this returns true for (a shard's); the others are not this run's. */
   select?: (line: InputLine) => boolean,
 ): AsyncGenerator<DeliveryJob[]> {
-  const stamps = { now: () => new Date(), newId: randomUUID };
   for await (const lines of batches) {
     const jobs: DeliveryJob[] = [];
     for (const line of lines) {
       if (select !== undefined && !select(line)) continue;
       if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
-      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepare(line.text, stamps) });
+      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepare(line.text) });
     }
     yield jobs;
   }

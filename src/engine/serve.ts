@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { startTrackingServer } from "../adapters/tracking-server.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
+import { type Clock, clockStamps } from "../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { OutputWriteError } from "../core/errors.js";
-import { prepareMessage, type PrepareResult } from "../core/message/prepare.js";
+import { type MessageStamps, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { browserSettings, RecentIds } from "../core/message/tracking.js";
 import { untrusted } from "../core/untrusted.js";
 import type { RunSummary } from "./run-deliveries.js";
@@ -35,6 +35,10 @@ export interface ServeOptions {
   signal: AbortSignal;
   /** How long deliveries in flight may finish once `signal` aborts (default: the runner's). */
   graceMs?: number | undefined;
+  /** What events are stamped with (receivedAt, a missing timestamp) and retries wait by. */
+  clock: Clock;
+  /** The messageIds of events that come without one. */
+  newId: () => string;
   onRequest?: (request: AcceptedRequest) => void;
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void;
   /** Every attempt and answer (--verbose); absent, nothing is built for it. */
@@ -76,7 +80,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   });
   const metrics = new ServeMetrics();
   store.addMetrics(metrics.registry);
-  const stamps = { now: () => new Date(), newId: randomUUID };
+  const stamps = clockStamps(options.clock, options.newId);
   let forwarding: Forwarding | undefined;
   let server: Awaited<ReturnType<typeof startTrackingServer>> | undefined;
   try {
@@ -167,11 +171,7 @@ async function stop(forwarding: Forwarding | undefined, store: EventStore): Prom
  * A delivery job for a stored event (a spool record, or a Redis entry), for the forwarder of its
  * source; an event of a source the config no longer has goes to the first, as invalid.
  */
-function jobMaker(
-  sourceOf: (name: string | null) => Source | undefined,
-  sources: readonly Source[],
-  stamps: { now: () => Date; newId: () => string },
-): JobMaker {
+function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources: readonly Source[], stamps: MessageStamps): JobMaker {
   return (number, stored, preparedAlready) => {
     const own = sourceOf(stored.source);
     const destination = (own ?? (sources[0] as Source)).destination;

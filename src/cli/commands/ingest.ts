@@ -23,7 +23,7 @@ import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
 import type { FlagValues } from "../flags/spec.js";
 import { ingestFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, withHint } from "../run-report.js";
@@ -73,11 +73,16 @@ export async function runIngest(
   const stopClient = new AbortController();
   const { client, transport, batches } = ingestClient({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal }, io, output);
   const sender = analyticsSender(client, () => stopClient.abort());
+  const stamps = commandStamps(io);
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
   try {
     summary = await runDeliveries(
-      linesToJobs(files.lines(stream), prepareIngestLine, () => sender.endOfInput()),
+      linesToJobs(
+        files.lines(stream),
+        (text) => prepareIngestLine(text, stamps),
+        () => sender.endOfInput(),
+      ),
       {
         sender,
         concurrency: flushAt * MAX_PENDING_BATCHES,

@@ -14,7 +14,7 @@ import { RunFiles } from "../../engine/run-files.js";
 import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import type { FlagValues } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
@@ -68,7 +68,8 @@ export async function runReplay(
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const rendering = renderRun(output, destination, undefined, flags.verbose === true);
-  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
+  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
+  const stamps = commandStamps(io);
   let summary: RunSummary | undefined;
   try {
     const read = { bytes: 0 };
@@ -76,7 +77,7 @@ export async function runReplay(
     summary = await runDeliveries(
       linesToJobs(
         files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
-        (text, stamps) => prepareLine(text, stamps, prepareOptions),
+        (text) => prepareLine(text, stamps, prepareOptions),
         undefined,
         shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index,
       ),

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { readTextInput } from "../../adapters/read-input.js";
 import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
 import { resolveDeliverySettings, type Destination } from "../../config/resolve.js";
@@ -12,7 +11,7 @@ import { createDeliverer } from "../../engine/deliverer.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { sendFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
 import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
@@ -26,8 +25,9 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   }
   const input = await buildInput(type as MessageType, flags, io);
   // One moment and one messageId for the message, whichever shape each destination sends it in.
-  const now = new Date();
-  const messageId = randomUUID();
+  const taken = commandStamps(io);
+  const now = taken.now();
+  const messageId = taken.newId();
   const stamps = { now: () => now, newId: () => messageId };
   const prepare = (mode: DestinationMode): PreparedMessage => {
     const prepared = prepareMessage(input, stamps, { mode });
@@ -59,7 +59,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   }
   // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
   keepWasmUnoptimized();
-  const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true });
+  const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
   try {
     const reports = await Promise.all(
       sending.map(async (destination) => {

@@ -12,7 +12,7 @@ import { untrusted } from "../../core/untrusted.js";
 import { startServe, type AcceptedRequest, type ServeHandle, type ServeOptions } from "../../engine/serve.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { serveFlags } from "../flags/server-tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, commandIds, type GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
 import { noteUnsigned, Output } from "../render.js";
 import { renderRun } from "../run-report.js";
@@ -69,6 +69,8 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       env,
       signal: io.signal,
       graceMs: io.timings?.graceMs,
+      clock: commandClock(io),
+      newId: commandIds(io),
       queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
       deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
       role,

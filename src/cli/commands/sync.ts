@@ -1,19 +1,18 @@
 import { resolve } from "node:path";
-import { randomUUID } from "node:crypto";
 import { openInputStream } from "../../adapters/read-input.js";
 import { loadSyncState, openSyncStateWriter, type SyncKind, type SyncStateWriter } from "../../adapters/sync-state.js";
 import { readUserTable } from "../../adapters/user-table-reader.js";
 import { resolveDeliverySettings, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
-import { prepareMessage, type DestinationMode } from "../../core/message/prepare.js";
+import { type DestinationMode, type MessageStamps, prepareMessage } from "../../core/message/prepare.js";
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import type { DeliveryJob } from "../../engine/delivery-job.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { printRunSummary, renderRun } from "../run-report.js";
 
@@ -86,11 +85,11 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   output.log(
     `${kind} ${JSON.stringify(name)} → trait ${trait}: ${changes.length} change${changes.length === 1 ? "" : "s"} to send (${state.values.size} known before)`,
   );
-  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose });
+  const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose, clock: commandClock(io) });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
   let summary: RunSummary | undefined;
   try {
-    summary = await runDeliveries(changeJobs(changes, trait, destination.mode), {
+    summary = await runDeliveries(changeJobs(changes, trait, destination.mode, commandStamps(io)), {
       ...renderRun(
         output,
         destination,
@@ -125,8 +124,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
 }
 
 /** The identifies to send, prepared a thousand at a time as the runner asks for them. */
-async function* changeJobs(changes: TraitChange[], trait: string, mode: DestinationMode): AsyncGenerator<DeliveryJob[]> {
-  const stamps = { now: () => new Date(), newId: randomUUID };
+async function* changeJobs(changes: TraitChange[], trait: string, mode: DestinationMode, stamps: MessageStamps): AsyncGenerator<DeliveryJob[]> {
   for (let start = 0; start < changes.length; start += 1_000) {
     yield changes.slice(start, start + 1_000).map((change, offset) => {
       const input = { type: "identify", userId: change.userId, traits: { [trait]: change.value } };

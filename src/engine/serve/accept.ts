@@ -88,7 +88,11 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
         message: "this wh serve only forwards (--role forward): send to one that accepts",
       });
     await options.admit?.();
-    const expanded = expandRequest(request.call, request.body, { receivedAt: new Date(), ip: request.ip?.replace(/^::ffff:/, ""), stamps: options.stamps });
+    const expanded = expandRequest(request.call, request.body, {
+      receivedAt: options.stamps.now(),
+      ip: request.ip?.replace(/^::ffff:/, ""),
+      stamps: options.stamps,
+    });
     const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
     // No write key, no source: Segment could not say whose events these are, nor can wh (flat settings included).
     const source =

@@ -1,4 +1,5 @@
 import type { Destination, DeliverySettings } from "../../config/resolve.js";
+import type { Clock } from "../../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
 import type { OutputWriteError } from "../../core/errors.js";
 import { createDeliverer, type Sender } from "../deliverer.js";
@@ -16,6 +17,8 @@ export interface ForwardingOptions {
   signal: AbortSignal;
   /** How long deliveries in flight may finish once `signal` aborts (default: the runner's). */
   graceMs?: number | undefined;
+  /** What retries wait by, and an event's latency is measured from its receivedAt by. */
+  clock: Clock;
   onOutcome?:
     | ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void)
     | undefined;
@@ -36,7 +39,7 @@ export interface Forwarding {
  */
 export async function startForwarding(store: EventStore, makeJob: JobMaker, metrics: ServeMetrics, options: ForwardingOptions): Promise<Forwarding> {
   const { destinations } = options.settings;
-  const deliverer = await createDeliverer(options.settings, { env: options.env });
+  const deliverer = await createDeliverer(options.settings, { env: options.env, clock: options.clock });
   const senders: Sender[] = [];
   const closers: (() => void)[] = [];
   const runs: Promise<RunSummary>[] = [];
@@ -66,7 +69,7 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         onOutcome: (job, outcome, report, reason) => {
           if (outcome !== "interrupted" && outcome !== "dry-run") metrics.ended.inc({ outcome });
           const receivedAt = (job.origin as { receivedAt?: string } | undefined)?.receivedAt;
-          if (outcome === "delivered" && receivedAt !== undefined) metrics.latency.observe((Date.now() - Date.parse(receivedAt)) / 1_000);
+          if (outcome === "delivered" && receivedAt !== undefined) metrics.latency.observe((options.clock.now() - Date.parse(receivedAt)) / 1_000);
           options.onOutcome?.(job, outcome, report, reason, destination);
         },
       });
