@@ -9,6 +9,7 @@ import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import type { CliTimings } from "../../src/cli/io.js";
+import type { Clock } from "../../src/core/clock.js";
 import { watchOutput } from "../helpers/test-io.js";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
@@ -57,6 +58,10 @@ export interface RunOptions {
   isTTY?: boolean;
   /** In-process only: the command's waits (default: test/helpers/test-io.ts's short ones). */
   timings?: Partial<CliTimings>;
+  /** In-process only: the clock the command stamps and waits with (default: the real one). */
+  clock?: Clock;
+  /** In-process only: the messageIds it makes (default: random UUIDs). */
+  newId?: () => string;
 }
 
 export interface RunResult {

@@ -18,6 +18,8 @@ export function inProcess(args: readonly string[], options: RunOptions & { cwd: 
     keepStdinOpen: options.keepStdinOpen,
     isTTY: options.isTTY,
     timings: options.timings,
+    clock: options.clock,
+    newId: options.newId,
   });
   const child: WhChild & { exitCode: number | null } = {
     stdin: test.stdin,

@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { CliIo, CliTimings } from "../../src/cli/io.js";
+import type { Clock } from "../../src/core/clock.js";
 import type { RunResult, WhProcess } from "../cli/run-wh.js";
 
 /** Short waits for tests: a stopped run's grace period and the progress cadence off a terminal. */
@@ -15,6 +16,8 @@ export interface TestIoOptions {
   /** What stdout and stderr say they are (default: not terminals, like a pipe). */
   isTTY?: boolean | undefined;
   timings?: Partial<CliTimings> | undefined;
+  clock?: Clock | undefined;
+  newId?: (() => string) | undefined;
 }
 
 /** An in-memory CliIo, like gh's iostreams.Test(): what a command writes is kept for the test. */
@@ -55,6 +58,8 @@ export function testIo(options: TestIoOptions): TestIo {
       cwd: options.cwd,
       signal: controller.signal,
       timings: { ...TEST_TIMINGS, ...options.timings },
+      clock: options.clock,
+      newId: options.newId,
     },
     stdin,
     output,
