@@ -40,10 +40,7 @@ export async function runReplay(
   const dryRun = flags.dryRun === true;
   const resume = flags.resume === true;
   const shard = flags.shard;
-  // Each shard has its own journal and dead letters by default, so n processes never share one.
-  const part = shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`;
-  const deadLetterPath = resolve(io.cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`));
-  const journalPath = resolve(io.cwd, flags.journal ?? (fromStdin ? `wh-stdin${part}.wh-journal` : `${file}${part}.wh-journal`));
+  const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd);
   const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
@@ -102,10 +99,35 @@ export async function runReplay(
     const interrupted = io.signal.aborted;
     deadLetters = files?.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }
-  const interrupted = io.signal.aborted;
+  return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath });
+}
+
+/** Where a replay records: each shard has its own journal and dead letters by default, so n processes never share one. */
+function runFilePaths(file: string, flags: ReplayFlags, cwd: string): { deadLetterPath: string; journalPath: string } {
+  const { shard } = flags;
+  const part = shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`;
+  const fromStdin = file === "-";
+  return {
+    deadLetterPath: resolve(cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`)),
+    journalPath: resolve(cwd, flags.journal ?? (fromStdin ? `wh-stdin${part}.wh-journal` : `${file}${part}.wh-journal`)),
+  };
+}
+
+/** The run's summary, and what to do next when it was interrupted or a file could not be written. */
+function reportReplay(
+  output: Output,
+  summary: RunSummary,
+  {
+    deadLetters,
+    notes,
+    interrupted,
+    resumeHint,
+    journalPath,
+  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string },
+): number {
   printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [
     ...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]),
-    ...rendering.notes(),
+    ...notes,
   ]);
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
