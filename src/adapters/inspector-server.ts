@@ -63,17 +63,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(failureJson((error as Error).message));
     });
   });
-  const security = {
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "cache-control": "no-store",
-  };
-
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://inspector");
     if (!fromOwnSite(options.host, request)) {
       response
-        .writeHead(403, { ...security, "content-type": "text/plain" })
+        .writeHead(403, { ...SECURITY_HEADERS, "content-type": "text/plain" })
         .end("wh inspector: refused: the request names another host or comes from another site (open the URL wh printed)\n");
       return;
     }
@@ -82,16 +76,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return;
     }
     if (request.method === "GET" && url.pathname === "/") {
-      // Only the page's own script and style run: a fresh nonce for each load.
-      const nonce = randomBytes(16).toString("base64");
-      const policy = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-      response
-        .writeHead(200, { ...security, "content-security-policy": policy, "content-type": "text/html; charset=utf-8" })
-        .end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
+      servePage(response);
       return;
     }
     if (request.method === "GET" && url.pathname === "/events") {
-      response.writeHead(200, { ...security, "content-type": "text/event-stream", connection: "keep-alive" });
+      response.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream", connection: "keep-alive" });
       response.write(`event: hello\ndata: ${JSON.stringify({ origin: options.origin, resend: options.resend !== undefined } satisfies InspectorHello)}\n\n`);
       for (const entry of entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
       streams.add(response);
@@ -100,18 +89,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     }
     const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(url.pathname);
     if (request.method === "POST" && resend !== null) {
-      if (request.headers["x-wh-inspector"] !== "1") {
-        response.writeHead(403, { "content-type": "application/json" }).end(failureJson("not from the inspector page"));
-        return;
-      }
-      const body = parseJsonOrThrow((await readAll(request)) || "{}") as { [K in keyof InspectorResendBody]?: unknown };
-      const id = Number(resend[1]);
-      if (!entries.has(id) || options.resend === undefined) {
-        response.writeHead(404, { "content-type": "application/json" }).end(failureJson("no such request"));
-        return;
-      }
-      const result = await options.resend(id, { url: typeof body.url === "string" && body.url !== "" ? body.url : undefined, resign: body.resign === true });
-      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+      await handleResend(request, response, entries.has(Number(resend[1])) ? Number(resend[1]) : undefined, options.resend);
       return;
     }
     response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
@@ -140,6 +118,36 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       await closed;
     },
   };
+}
+
+const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+/** The page, allowed to run only its own script and style: a fresh nonce for each load. */
+function servePage(response: ServerResponse): void {
+  const nonce = randomBytes(16).toString("base64");
+  const policy = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  response
+    .writeHead(200, { ...SECURITY_HEADERS, "content-security-policy": policy, "content-type": "text/html; charset=utf-8" })
+    .end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
+}
+
+/** POST /api/entries/<id>/resend, from the page only (it sends X-WH-Inspector); `id` is undefined when no such entry is kept. */
+async function handleResend(request: IncomingMessage, response: ServerResponse, id: number | undefined, resend: InspectorOptions["resend"]): Promise<void> {
+  if (request.headers["x-wh-inspector"] !== "1") {
+    response.writeHead(403, { "content-type": "application/json" }).end(failureJson("not from the inspector page"));
+    return;
+  }
+  const body = parseJsonOrThrow((await readAll(request)) || "{}") as { [K in keyof InspectorResendBody]?: unknown };
+  if (id === undefined || resend === undefined) {
+    response.writeHead(404, { "content-type": "application/json" }).end(failureJson("no such request"));
+    return;
+  }
+  const result = await resend(id, { url: typeof body.url === "string" && body.url !== "" ? body.url : undefined, resign: body.resign === true });
+  response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
 }
 
 /** Whether a request names this inspector as its Host and, if it says where it comes from, comes from its page. */

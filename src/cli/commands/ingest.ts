@@ -108,14 +108,24 @@ export async function runIngest(
     const interrupted = io.signal.aborted;
     deadLetters = files.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
   }
-  const interrupted = io.signal.aborted;
+  const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given, ingestFlags)}`;
+  return reportIngest(output, summary, { batches: batches.count, endpoint, deadLetters, interrupted: io.signal.aborted, resumeHint, journalPath });
+}
+
+/** The run's summary (a record and a line), and what to do next when it was interrupted or a file could not be written. */
+function reportIngest(
+  output: Output,
+  summary: RunSummary,
+  run: { batches: number; endpoint: string; deadLetters: string | undefined; interrupted: boolean; resumeHint: () => string; journalPath: string },
+): number {
+  const { batches, endpoint, deadLetters, interrupted, resumeHint, journalPath } = run;
   const { earlier } = summary;
   output.record({
     summary: true,
     sent: summary.delivered,
     failed: summary.failed,
     invalid: summary.invalid,
-    batches: batches.count,
+    batches: batches,
     unfinished: summary.unfinished,
     earlier,
     elapsedMs: summary.elapsedMs,
@@ -126,10 +136,9 @@ export async function runIngest(
   const before = summary.alreadyFinished > 0 ? `; before: ${earlier.delivered} sent, ${earlier.failed} failed, ${earlier.invalid} invalid` : "";
   const unfinished = summary.unfinished > 0 ? `, ${summary.unfinished} not finished` : "";
   output.result(
-    `${summary.delivered} sent in ${batches.count} batch${batches.count === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`,
+    `${summary.delivered} sent in ${batches} batch${batches === 1 ? "" : "es"}, ${summary.failed} failed, ${summary.invalid} invalid${unfinished}, in ${formatDurationMs(summary.elapsedMs)}${before}`,
   );
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
-  const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given, ingestFlags)}`;
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
