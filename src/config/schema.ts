@@ -2,9 +2,7 @@ import * as z from "zod/mini";
 import { formatIssues, formatPath } from "../core/message/schema.js";
 import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
-
-/** The most events in one batch of Segment's Actions destination. */
-export const MAX_BATCH_SIZE = 4_000;
+import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
@@ -80,7 +78,7 @@ const secretSchema = z.string().check(z.minLength(1, "must not be empty"));
 const deliveryShape = {
   mode: z.optional(z.enum(["classic", "actions"])),
   method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
-  batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BATCH_SIZE))),
+  batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_ACTIONS_BATCH_SIZE))),
 };
 
 const sourceSchema = z.strictObject({

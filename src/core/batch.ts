@@ -4,6 +4,12 @@ export const MAX_BATCH_BYTES = 500_000;
 /** The most messages in one batch (Segment's HTTP API limit): the client never sends more, and `wh serve` rejects those past it. */
 export const MAX_BATCH_MESSAGES = 2_500;
 
+/**
+ * The most events in one request of Segment's Actions destination (a JSON array). Here, apart from
+ * the config schema, so that the flag tables, which every start of wh loads, do not load zod.
+ */
+export const MAX_ACTIONS_BATCH_SIZE = 4_000;
+
 /** The body of one batch request, built from messages serialised once. */
 export function batchBody(messages: readonly string[], sentAt: string): string {
   return `{"batch":[${messages.join(",")}],"sentAt":${JSON.stringify(sentAt)}}`;

@@ -36,6 +36,14 @@ describe("what the bundled CLI loads", () => {
     expect(verified.filter(isUndici)).toEqual([]);
   });
 
+  it("wh sign and wh verify load no zod (bundled into a file they read, it would be set up at every start)", async () => {
+    const loaded = [...(await filesLoaded(["sign", "body.json"])), ...(await filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]))];
+    const bundled = [...new Set(loaded.filter((file) => /[\\/]cli-bundle[\\/]/.test(file)))];
+    expect(bundled.length).toBeGreaterThan(1);
+    // esbuild names each module it bundles in a comment: `// node_modules/zod/...`.
+    for (const file of bundled) expect(await readFile(file, "utf8"), file).not.toMatch(/^\/\/ node_modules\/zod\//m);
+  });
+
   it("wh send loads undici once, from the bundle's own file", async () => {
     const server = await startRecordingServer();
     try {

@@ -1,4 +1,4 @@
-import { MAX_BATCH_SIZE } from "../../config/schema.js";
+import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
 import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
 
@@ -95,8 +95,8 @@ export const deliveryFlags = flagTable({
   }),
   batchSize: flag({
     syntax: "--batch-size <n>",
-    description: `actions mode: events per request as a JSON array, 1 to ${MAX_BATCH_SIZE} (default 1: no batches)`,
-    parse: wholeNumber(1, MAX_BATCH_SIZE),
+    description: `actions mode: events per request as a JSON array, 1 to ${MAX_ACTIONS_BATCH_SIZE} (default 1: no batches)`,
+    parse: wholeNumber(1, MAX_ACTIONS_BATCH_SIZE),
     resume: true,
     config: "batchSize",
   }),
