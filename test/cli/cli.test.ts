@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess } from "../helpers/in-process.js";
-import { builtBin, cleanEnv, lines, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
+import { builtBin, cleanEnv, lines, makeTempDir, removeTempDirs, ROOT, run, STACK_TRACE, staleBuild } from "./run-wh.js";
 
 // The bundle's smoke test: bin/wh.cjs (dist/) spawned for every command's --help; the rest in-process.
 
@@ -93,5 +94,23 @@ describe("wh demo", () => {
     expect(records.filter((record) => record.signature === "valid")).toHaveLength(7);
     expect(records.some((record) => record.verified === 7)).toBe(true);
     expect(records.some((record) => record.outcome === "failed")).toBe(false);
+  });
+});
+
+describe("the guard on the built CLI", () => {
+  it("refuses a bundle that is missing or older than a source file, and accepts one built after them", async () => {
+    const dir = await makeTempDir();
+    const src = join(dir, "src");
+    const bundle = join(dir, "main.cjs");
+    await mkdir(join(src, "cli"), { recursive: true });
+    await writeFile(join(src, "cli", "a.ts"), "");
+    expect(staleBuild(bundle, [src])).toBe("dist/ is not built");
+    await writeFile(bundle, "");
+    const past = new Date(Date.now() - 60_000);
+    await utimes(bundle, past, past);
+    expect(staleBuild(bundle, [src])).toBe("dist/ is older than src/ or scripts/");
+    const future = new Date(Date.now() + 60_000);
+    await utimes(bundle, future, future);
+    expect(staleBuild(bundle, [src])).toBeUndefined();
   });
 });

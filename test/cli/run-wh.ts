@@ -28,15 +28,17 @@ let checkedBundle = false;
  */
 export function builtBin(): string {
   if (checkedBundle) return BIN;
-  const built = statSync(BUNDLE, { throwIfNoEntry: false })?.mtimeMs;
-  const newest = Math.max(newestMtime(join(ROOT, "src")), newestMtime(join(ROOT, "scripts")));
-  if (built === undefined || built < newest) {
-    throw new Error(
-      `dist/ is ${built === undefined ? "not built" : "older than src/ or scripts/"}: run \`npm run build\` before the tests that spawn bin/wh.cjs`,
-    );
-  }
+  const stale = staleBuild(BUNDLE, [join(ROOT, "src"), join(ROOT, "scripts")]);
+  if (stale !== undefined) throw new Error(`${stale}: run \`npm run build\` before the tests that spawn bin/wh.cjs`);
   checkedBundle = true;
   return BIN;
+}
+
+/** Why `bundle` cannot be trusted to hold what `sources` say (missing, or older than a file in them), or undefined when it can. */
+export function staleBuild(bundle: string, sources: readonly string[]): string | undefined {
+  const built = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs;
+  if (built === undefined) return "dist/ is not built";
+  return built < Math.max(...sources.map(newestMtime)) ? "dist/ is older than src/ or scripts/" : undefined;
 }
 
 function newestMtime(dir: string): number {
