@@ -25,6 +25,27 @@ export interface CliIo {
   clock?: Clock | undefined;
   /** The messageIds a command gives messages without one (absent: randomUUID). */
   newId?: (() => string) | undefined;
+  /** A person asking that deliveries waiting to retry try again now (SIGUSR1, a key on a terminal). */
+  retryNow?: RetryNowRequests | undefined;
+}
+
+/**
+ * "Retry now", asked from outside a command's flow: a running command listens while it has
+ * deliveries that may wait to retry, and cuts those waits short when asked.
+ */
+export class RetryNowRequests {
+  private readonly listeners = new Set<() => void>();
+
+  /** Asks every command listening to retry its waiting deliveries now. */
+  request(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  /** Listens until the returned function is called. */
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 }
 
 /** The clock a command stamps and waits with: the io's, else the real one. */

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { once } from "node:events";
+import { shellQuote } from "../../src/core/shell-quote.js";
+import { builtBin, cleanEnv, type RunOptions, type RunResult, type WhProcess } from "../cli/run-wh.js";
+import { watchOutput } from "./test-io.js";
+
+/**
+ * `node bin/wh.cjs …args` on a pseudo-terminal, as a person at a terminal runs it: its stdin,
+ * stdout and stderr are one TTY. util-linux's script(1) (in every Debian, no native module)
+ * makes the terminal: what the test writes to `child.stdin` is typed at it (`"\u0003"` is Ctrl-C,
+ * a SIGINT unless wh reads raw keys), and stdout is everything the terminal shows, stdout and
+ * stderr interleaved, with "\r\n" line ends; `stderr` is script's own, for its errors. `-e`
+ * makes script exit with wh's code.
+ */
+export function spawnWhInPty(args: readonly string[], options: RunOptions & { cwd: string; columns?: number }): WhProcess<ChildProcessWithoutNullStreams> {
+  const command = [process.execPath, builtBin(), ...args].map(shellQuote).join(" ");
+  // The terminal's size, set before wh starts (a spinner fits its line to it).
+  const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; exec ${command}`;
+  const child = spawn("script", ["-qefc", sized, "/dev/null"], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  const output = watchOutput();
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => output.add("stdout", chunk));
+  child.stderr.on("data", (chunk: string) => output.add("stderr", chunk));
+  child.stdin.on("error", () => {
+    // wh may have exited before a key was typed: not the test's failure.
+  });
+  if (options.input !== undefined) child.stdin.write(options.input);
+  const exited = (async (): Promise<RunResult> => {
+    const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+    return output.close(code, signal);
+  })();
+  return { child, exited, ...output.reading };
+}
+
+/** What a terminal shows, as plain lines: colours and cursor moves dropped, "\r\n" made "\n". */
+export function screenText(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a terminal's escape sequences are what this removes.
+  return text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r\n/g, "\n");
+}
