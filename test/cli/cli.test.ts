@@ -4,7 +4,8 @@ import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess } from "../helpers/in-process.js";
-import { builtBin, cleanEnv, lines, makeTempDir, removeTempDirs, ROOT, run, STACK_TRACE, staleBuild } from "./run-wh.js";
+import { builtBin, cleanEnv, lines, makeTempDir, removeTempDirs, ROOT, run, STACK_TRACE } from "./run-wh.js";
+import { staleBuild } from "../../scripts/stale-build.mjs";
 
 // The bundle's smoke test: bin/wh.cjs (dist/) spawned for every command's --help; the rest in-process.
 
@@ -31,7 +32,7 @@ afterAll(removeTempDirs);
 
 describe.concurrent("wh --help and --version", () => {
   it("prints the package.json version for --version and -V", async () => {
-    for (const flag of ["--version", "-V"]) {
+    for (const flag of ["--version", "-v", "-V"]) {
       const result = await runInProcess([flag]);
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(`${version}\n`);
@@ -108,9 +109,14 @@ describe("the guard on the built CLI", () => {
     await writeFile(bundle, "");
     const past = new Date(Date.now() - 60_000);
     await utimes(bundle, past, past);
-    expect(staleBuild(bundle, [src])).toBe("dist/ is older than src/ or scripts/");
+    expect(staleBuild(bundle, [src])).toBe("dist/ is older than the source");
     const future = new Date(Date.now() + 60_000);
     await utimes(bundle, future, future);
     expect(staleBuild(bundle, [src])).toBeUndefined();
+    // A file among the sources (package.json) counts as a directory's files do; a missing one does not.
+    const manifest = join(dir, "package.json");
+    const later = new Date(Date.now() + 120_000);
+    await utimes(manifest, later, later);
+    expect(staleBuild(bundle, [src, manifest, join(dir, "absent.json")])).toBe("dist/ is older than the source");
   });
 });

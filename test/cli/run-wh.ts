@@ -1,7 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync, statSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,12 +10,12 @@ import { afterEach } from "vitest";
 import type { CliTimings } from "../../src/cli/io.js";
 import type { Clock } from "../../src/core/clock.js";
 import { watchOutput } from "../helpers/test-io.js";
+import { staleBuild } from "../../scripts/stale-build.mjs";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const FIXTURES = join(ROOT, "fixtures");
 const BIN = join(ROOT, "bin", "wh.cjs");
-const BUNDLE = join(ROOT, "dist", "cli-bundle", "main.cjs");
 let checkedBundle = false;
 
 /**
@@ -28,23 +27,10 @@ let checkedBundle = false;
  */
 export function builtBin(): string {
   if (checkedBundle) return BIN;
-  const stale = staleBuild(BUNDLE, [join(ROOT, "src"), join(ROOT, "scripts")]);
+  const stale = staleBuild();
   if (stale !== undefined) throw new Error(`${stale}: run \`npm run build\` before the tests that spawn bin/wh.cjs`);
   checkedBundle = true;
   return BIN;
-}
-
-/** Why `bundle` cannot be trusted to hold what `sources` say (missing, or older than a file in them), or undefined when it can. */
-export function staleBuild(bundle: string, sources: readonly string[]): string | undefined {
-  const built = statSync(bundle, { throwIfNoEntry: false })?.mtimeMs;
-  if (built === undefined) return "dist/ is not built";
-  return built < Math.max(...sources.map(newestMtime)) ? "dist/ is older than src/ or scripts/" : undefined;
-}
-
-function newestMtime(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile())
-    .reduce((newest, entry) => Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
 }
 
 export interface RunOptions {
