@@ -10,12 +10,14 @@ Delivery:
   and 5xx except 501). Final: other 4xx, 3xx (redirects are not followed), 501,
   505 (classic), untrusted TLS.
   Schedule: attempt n waits a random time in [0, min(10m, 1s x 2^(n-1))) (full
-  jitter), or exactly what Retry-After asks; no attempt starts after the retry
-  window (4h) has closed.`;
+  jitter), or longer when Retry-After (seconds or an HTTP date) asks for longer,
+  never less; no attempt starts after the retry window (4h) has closed.`;
 
 export const PROGRAM_HELP = `
 Exit codes: 0 all delivered (or signature valid); 1 an event failed or was invalid, or a
-signature did not match; 2 bad usage or configuration; 70 internal error; 130 interrupted.
+signature did not match; 2 bad usage or configuration; 70 internal error; 74 a file wh
+writes failed mid-run (disk full): resumable; 130 interrupted: resumable; 141 standard
+output closed (| head): resumable.
 ${examples('wh send track --event "Order Completed" --user-id u1 --url http://127.0.0.1:4000/', "wh listen --port 4000 --secret-file secret.txt", 'cat body.json | wh verify --secret-file secret.txt --signature "$SIG"')}`;
 
 export const REPLAY_HELP = `${RETRY_HELP}
