@@ -1,4 +1,5 @@
-import { Command as Commander } from "commander";
+import { Command as Commander, CommanderError, Option } from "commander";
+import { UsageError } from "../core/errors.js";
 import { VERSION } from "../version.js";
 import type { FlagTable } from "./flags/spec.js";
 import { globalFlags } from "./flags/tables.js";
@@ -6,6 +7,7 @@ import type { CliIo, GlobalFlags } from "./io.js";
 import type { Command } from "./registry/command-spec.js";
 import { PROGRAM_HELP } from "./registry/help.js";
 import { COMMANDS } from "./registry/index.js";
+import { closest } from "./suggest.js";
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
@@ -37,10 +39,30 @@ function define(program: Commander, spec: Command, run: (command: Commander, arg
   addFlags(command, spec.flags ?? {}, spec.required);
   if (spec.help !== undefined) command.addHelpText("after", spec.help);
   if (spec.run === undefined) return;
+  const children = subcommands(spec);
+  // A command with both an action and subcommands (wh serve) gets a mistyped subcommand as an
+  // argument: commander would say "too many arguments"; this names it and suggests the nearest.
+  if (children.length > 0) command.allowExcessArguments(true);
   command.action(async (...received: unknown[]) => {
+    const extra = command.args[spec.args?.length ?? 0];
+    if (children.length > 0 && extra !== undefined) {
+      const suggestion = closest(extra, children);
+      throw new UsageError(
+        `unknown command ${JSON.stringify(extra)} for 'wh ${spec.path.join(" ")}'${suggestion === undefined ? "" : ` (did you mean ${suggestion}?)`}`,
+        { hint: `its commands: ${children.join(", ")} (wh ${spec.path.join(" ")} --help)` },
+      );
+    }
     // commander passes the arguments, then the options, then the command itself.
     await run(command, received.slice(0, spec.args?.length ?? 0) as Array<string | undefined>);
   });
+}
+
+/** The names of the commands right under `spec` in the registry. */
+function subcommands(spec: Command): string[] {
+  const depth = spec.path.length;
+  return COMMANDS.filter((other) => other.path.length === depth + 1 && spec.path.every((word, i) => other.path[i] === word)).map(
+    (other) => other.path[depth] ?? "",
+  );
 }
 
 /**
@@ -53,11 +75,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let exitCode = 0;
   const program = new Commander("wh")
     .description("Send, replay and verify signed webhook events, the way the Segment Webhooks destination delivers them.")
-    .version(VERSION, "-V, --version")
+    .version(VERSION, "-v, --version")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
   addFlags(program, globalFlags);
+  // -V too, as commander's own default spells it: a habit wh keeps working.
+  program.addOption(new Option("-V").hideHelp());
+  program.on("option:V", () => {
+    io.stdout.write(`${VERSION}\n`);
+    throw new CommanderError(0, "commander.version", VERSION);
+  });
   const named = argv.find((arg) => !arg.startsWith("-"));
   const wanted = COMMANDS.filter((spec) => spec.path[0] === named);
   for (const spec of wanted.length === 0 ? COMMANDS : wanted) {

@@ -24,7 +24,9 @@ function reportError(error: unknown, io: CliIo, json: boolean): number {
   if (typeof code === "string" && code.startsWith("commander.")) {
     // commander has printed the message (or the help) already.
     const exitCode = (error as { exitCode?: unknown }).exitCode === 0 || code === "commander.helpDisplayed" || code === "commander.version" ? 0 : 2;
-    if (json && exitCode !== 0) writeJsonError(io, { code: "E_USAGE", message: String((error as Error).message).replace(/^error: /, ""), exitCode });
+    // A command's help shown as an error (commander says "(outputHelp)") means no command was named.
+    const message = code === "commander.help" ? "no command given: wh --help lists them" : String((error as Error).message).replace(/^error: /, "");
+    if (json && exitCode !== 0) writeJsonError(io, { code: "E_USAGE", message, exitCode });
     return exitCode;
   }
   if (error instanceof WhError) {
