@@ -1,8 +1,8 @@
-import { closeSync, fsyncSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { readFile, truncate } from "node:fs/promises";
 import { type OutputWriteError, UsageError } from "../core/errors.js";
 import { fnv1a32 } from "../core/hash.js";
-import { parseJsonOrThrow } from "../core/message/parse-json.js";
+import { isJsonObject, parseJson, parseJsonOrThrow } from "../core/message/parse-json.js";
 import { AppendFile } from "./append-file.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { checkOutputPath, describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
@@ -50,7 +50,8 @@ export interface FinishedLines {
 
 /** What --resume found: nothing, an unfinished run, or a run that ended. */
 export type JournalState =
-  | { kind: "fresh" }
+  /** `replaced`: without --resume, what the journal held before this run started it afresh. */
+  | { kind: "fresh"; replaced?: "complete" | "unfinished" | undefined }
   | { kind: "partial"; finished: FinishedLines; counts: OutcomeCounts }
   | { kind: "complete"; lines: number; digest: string; counts: OutcomeCounts };
 
@@ -88,7 +89,7 @@ export class Journal {
     try {
       // Before reading it: a journal that is the input is refused as such, not called corrupt.
       checkOutputPath(path, "--journal", kept);
-      const state: JournalState = resume ? await load(path, header) : { kind: "fresh" };
+      const state: JournalState = resume ? await load(path, header) : { kind: "fresh", replaced: earlierRun(path, header) };
       const file = AppendFile.open(path, "--journal", state.kind === "fresh" ? "truncate" : "append", { kept });
       if (state.kind === "fresh") {
         file.append(`${JSON.stringify(headerRecord(header))}\n`);
@@ -212,6 +213,35 @@ function loadComplete(path: string, text: string, lineCount: number): JournalSta
   return { kind: "complete", lines: record.lines as number, digest: record.digest, counts };
 }
 
+/**
+ * Whether the journal at `path` records an earlier run of this command over this input, complete
+ * or not (its first two lines are enough), so that a run without --resume can say it starts over.
+ */
+function earlierRun(path: string, header: JournalHeader): "complete" | "unfinished" | undefined {
+  let text: string;
+  try {
+    const fd = openSync(path, "r");
+    try {
+      const buffer = Buffer.alloc(65_536);
+      text = buffer.toString("utf8", 0, readSync(fd, buffer, 0, buffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const [first = "", second = ""] = text.split("\n", 2);
+  const earlier = jsonObject(first);
+  if (earlier?.[MAGIC] !== VERSION || earlier.command !== header.command || earlier.input !== header.input) return undefined;
+  if (second.startsWith("{")) return jsonObject(second)?.complete === true ? "complete" : undefined;
+  return RECORD.test(second) ? "unfinished" : undefined;
+}
+
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  const parsed = parseJson(text);
+  return parsed.ok && isJsonObject(parsed.value) ? parsed.value : undefined;
+}
+
 const CORRUPT_HINT = "run without --resume to start from the top (the journal is replaced), or pass --journal FILE";
 
 function corrupt(path: string, line: number): UsageError {
@@ -219,13 +249,8 @@ function corrupt(path: string, line: number): UsageError {
 }
 
 function checkHeader(path: string, text: string, expected: JournalHeader): void {
-  let header: Record<string, unknown> | undefined;
-  try {
-    header = parseJsonOrThrow(text) as Record<string, unknown>;
-  } catch {
-    header = undefined;
-  }
-  if (header === undefined || header === null || header[MAGIC] !== VERSION) {
+  const header = jsonObject(text);
+  if (header === undefined || header[MAGIC] !== VERSION) {
     throw new UsageError(`--resume: ${path} is not a journal of this version of wh`, { hint: CORRUPT_HINT });
   }
   const was = header.input === "-" ? "standard input" : String(header.input);

@@ -122,11 +122,18 @@ function startProgress(output: Output, progress: () => RunProgress): { stop(): v
   };
 }
 
-/** What --resume found in the journal, for the log. */
-export function describeResume(state: JournalState, journalPath: string): string {
+/**
+ * What --resume found in the journal, for the log; without --resume, that a journal of an earlier
+ * run of this input is replaced and everything sent again (said before anything is sent).
+ */
+export function describeJournal(state: JournalState, journalPath: string, resume: boolean): string | undefined {
   switch (state.kind) {
     case "fresh":
-      return `no journal at ${journalPath}: starting from the top`;
+      if (state.replaced === "complete")
+        return `the journal ${journalPath} records a complete run of this input: sending all of it again (--resume would send nothing; Ctrl-C stops)`;
+      if (state.replaced === "unfinished")
+        return `the journal ${journalPath} records an unfinished run of this input: starting over from the top (Ctrl-C, then --resume, goes on from where it stopped instead)`;
+      return resume ? `no journal at ${journalPath}: starting from the top` : undefined;
     case "partial":
       return `resuming: ${state.finished.lines.length} lines already finished`;
     case "complete":

@@ -26,7 +26,7 @@ import { ingestFlags } from "../flags/tables.js";
 import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
-import { describeResume, printCompleteRun, withHint } from "../run-report.js";
+import { describeJournal, printCompleteRun, withHint } from "../run-report.js";
 
 type IngestFlags = FlagValues<typeof ingestFlags>;
 
@@ -67,7 +67,8 @@ export async function runIngest(
     deadLetterPath,
     resume: flags.resume === true,
   });
-  if (flags.resume === true) output.log(describeResume(files.state, journalPath));
+  const journalSays = describeJournal(files.state, journalPath, flags.resume === true);
+  if (journalSays !== undefined) output.log(journalSays);
   if (files.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const stopClient = new AbortController();

@@ -17,7 +17,7 @@ import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
-import { describeResume, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
+import { describeJournal, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
 
 type ReplayFlags = FlagValues<typeof replayFlags>;
 
@@ -61,7 +61,8 @@ export async function runReplay(
         deadLetterPath,
         resume,
       });
-  if (files !== undefined && resume) output.log(describeResume(files.state, journalPath));
+  const journalSays = files !== undefined ? describeJournal(files.state, journalPath, resume) : undefined;
+  if (journalSays !== undefined) output.log(journalSays);
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const rendering = renderRun(output, destination, undefined, flags.verbose === true);
