@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from "node:util";
 import { Chalk, type ChalkInstance } from "chalk";
 import { userOf } from "../core/shard.js";
 import type { Ora } from "ora";
@@ -26,6 +27,8 @@ export class Output {
   private spinnerLoading: Promise<void> | undefined;
   private spinnerWanted = false;
   private spinnerText = "";
+  /** The live line (logLive) that is the last line on stderr, if one is. */
+  private lastLive: object | undefined;
 
   constructor(
     private readonly io: CliIo,
@@ -63,6 +66,25 @@ export class Output {
     this.withSpinnerPaused(() => this.io.stderr.write(`${line}\n`));
   }
 
+  /**
+   * A log line that can be rewritten (a count that grows): returns what rewrites it. On a terminal
+   * the line is rewritten in place while it is still the last line on stderr (cut to the
+   * terminal's width, so that it is one row); off one, or once another line followed it, each
+   * rewrite is a line of its own.
+   */
+  logLive(line: string): (line: string) => void {
+    const live = {};
+    const show = (text: string): void => {
+      if (this.quiet) return;
+      const rewrite = this.interactive && this.lastLive === live;
+      const shown = rewrite ? oneRow(text, (this.io.stderr as { columns?: number }).columns) : text;
+      this.withSpinnerPaused(() => this.io.stderr.write(`${rewrite ? "\u001b[1A\r\u001b[2K" : ""}${shown}\n`));
+      this.lastLive = live;
+    };
+    show(line);
+    return show;
+  }
+
   /** Shows a spinner on stderr (TTY only) until stopSpinner(). There is only ever one. */
   async spin(text: string): Promise<void> {
     if (!this.interactive) return;
@@ -86,11 +108,18 @@ export class Output {
   }
 
   private withSpinnerPaused(write: () => void): void {
+    this.lastLive = undefined;
     const spinning = this.spinner?.isSpinning === true;
     if (spinning) this.spinner?.clear();
     write();
     if (spinning) this.spinner?.render();
   }
+}
+
+/** A line cut to a terminal's width (its colours dropped when cut), so that it takes one row. */
+function oneRow(line: string, columns: number | undefined): string {
+  const plain = stripVTControlCharacters(line);
+  return columns === undefined || plain.length < columns ? line : `${plain.slice(0, Math.max(0, columns - 2))}…`;
 }
 
 /**

@@ -2,31 +2,34 @@ import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { clockTime, formatDurationMs } from "../core/duration.js";
-import { untrusted } from "../core/untrusted.js";
 import type { Readable } from "node:stream";
 import type { JournalState, OutcomeCounts } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
 import { runExitCode, wholeRunCounts, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
 import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
+import type { FailureStop } from "../engine/failure-streak.js";
 import type { RunFiles } from "../engine/run-files.js";
 import { printDryRun, renderVerboseEvent } from "./dry-run.js";
+import { FailureLines, jobLine } from "./failure-lines.js";
 import type { Output } from "./render.js";
 
 const PROGRESS_EVERY_MS = 5_000;
 
 /**
- * How a command shows a run: a log line for each invalid or failed job, one --json record per
- * job, the dry-run requests, and the progress display. `also` runs first for each outcome
- * (a sync records what was delivered).
+ * How a command shows a run: a log line for each invalid job, the failed ones grouped when
+ * identical (FailureLines; one line each with --verbose), one --json record per job, the dry-run
+ * requests, and the progress display. `also` runs first for each outcome (a sync records what was
+ * delivered).
  */
 export function renderRun(
   output: Output,
   destination: Destination,
   also?: RunOptions["onOutcome"],
   verbose = false,
-): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent"> & { notes(): string[] } {
+): Pick<RunOptions, "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent" | "onRunEnd"> & { notes(): string[] } {
   // --verbose counts the input fields the classic shape did not carry, for the summary.
   const notCarried = new Map<string, number>();
+  const failures = new FailureLines(output);
   return {
     notes: () =>
       notCarried.size === 0
@@ -40,18 +43,30 @@ export function renderRun(
     onOutcome: (job, outcome, report, reason) => {
       also?.(job, outcome, report, reason);
       if (verbose && job.prepared.ok) for (const field of job.prepared.message.dropped ?? []) notCarried.set(field, (notCarried.get(field) ?? 0) + 1);
-      renderOutcome(output, job, outcome, report, reason);
+      renderOutcome(output, verbose ? undefined : failures, job, outcome, report, reason);
     },
     onDryRun: (job, request) => printDryRun(output, request, destination, { line: job.number }),
     startProgress: (progress) => startProgress(output, progress),
+    onRunEnd: () => failures.end(),
   };
 }
 
-function renderOutcome(output: Output, job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined): void {
+/** One job's end: its --json record, and its log line (failures grouped, unless `failures` is absent). */
+function renderOutcome(
+  output: Output,
+  failures: FailureLines | undefined,
+  job: DeliveryJob,
+  outcome: JobOutcome,
+  report: DeliveryReport | undefined,
+  reason: string | undefined,
+): void {
   if (outcome === "interrupted") return;
-  // A reason can quote the input line, which may be a capture of what a sender sent.
-  if (outcome === "invalid" || outcome === "failed")
-    output.log(output.err.red(`${job.label ?? `line ${job.number}`}: ${outcome}: ${untrusted(String(reason))}`));
+  if (outcome === "failed" && failures !== undefined) failures.failed(job, report, reason);
+  else if (outcome === "invalid" || outcome === "failed") {
+    // Each invalid line keeps its own line (it names a line to fix): it ends a group of failures.
+    failures?.end();
+    output.log(jobLine(output, job, outcome, reason));
+  }
   if (!output.json || outcome === "dry-run") return;
   const message = job.prepared.ok ? job.prepared.message : undefined;
   output.record({
@@ -65,7 +80,7 @@ function renderOutcome(output: Output, job: DeliveryJob, outcome: JobOutcome, re
 
 /** The closing lines of a run: counts, time and rate, then any notes (dead letters, how to resume). */
 export function printRunSummary(output: Output, summary: RunSummary, notes: Record<string, unknown>, lines: string[]): void {
-  output.record({ summary: true, ...summary, ...notes });
+  output.record({ summary: true, ...summary, stoppedByFailures: summary.stoppedByFailures ?? null, ...notes });
   const c = output.out;
   const parts = [
     c.green(`${summary.delivered} delivered`),
@@ -80,6 +95,11 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
   // A resumed run's exit code counts its earlier parts: so does what it says.
   if (summary.alreadyFinished > 0) output.result(`the whole run: ${describeCounts(wholeRunCounts(summary))}`);
   for (const line of lines) output.result(line);
+}
+
+/** Why a run stopped on its own (--max-failures), on stderr even with --quiet, and `next`: how to go on. */
+export function warnFailureStop(output: Output, stop: FailureStop, next: string): void {
+  output.warn(output.err.yellow(`stopped after ${stop.failures} identical failures in a row (${stop.reason}): the rest was not sent; ${next}`));
 }
 
 function describeCounts(counts: OutcomeCounts): string {

@@ -26,3 +26,17 @@ export function describeTargets(report: DeliveryReport): string {
     .map((target) => `${target.url} → ${describeOutcome(target.last)}${target.reason === undefined ? "" : ` (${target.reason})`}`)
     .join("; ");
 }
+
+/**
+ * What makes two failed deliveries the same failure (for grouping them on the terminal and for
+ * --max-failures): each URL with its last status, or its last error. Nothing of the event itself
+ * (its messageId, its line), nor the answer's body, which may echo the event or a request id.
+ */
+export function failureKey(report: DeliveryReport): string {
+  return report.targets
+    .map((target) => {
+      const last = target.last;
+      return `${target.url} ${last === undefined ? "no answer" : last.kind === "response" ? `HTTP ${last.status}` : last.message}`;
+    })
+    .join("\n");
+}

@@ -8,6 +8,7 @@ import { describeTargets } from "../core/delivery-record.js";
 import type { OutputWriteError } from "../core/errors.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
 import type { Sender, WaitReason } from "./deliverer.js";
+import type { FailureStop } from "./failure-streak.js";
 import { RunRecorder, type RunCounts } from "./run-recorder.js";
 import { RunStop, sendUntilCut } from "./run-stop.js";
 
@@ -47,6 +48,8 @@ export interface RunOptions {
   fractionRead?: (() => number | undefined) | undefined;
   /** With --resume: what the earlier parts of the run came to, from the journal. */
   earlier?: OutcomeCounts | undefined;
+  /** Stop reading after this many identical final failures in a row (--max-failures); 0 or absent: never. */
+  maxFailures?: number | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
   /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
@@ -55,6 +58,8 @@ export interface RunOptions {
   onDryRun?: (job: DeliveryJob, request: { body: string; signedText?: string | undefined; dropped?: readonly string[] | undefined }) => void;
   /** Starts a progress display over the live counts; stopped when the run ends. */
   startProgress?: (progress: () => RunProgress) => { stop(): void };
+  /** Called once after the last job has ended: a display shows what it held back. */
+  onRunEnd?: () => void;
 }
 
 export interface RunSummary extends RunCounts {
@@ -62,6 +67,8 @@ export interface RunSummary extends RunCounts {
   earlier: OutcomeCounts;
   /** The output file that could not be written, which stopped the run. */
   writeError: OutputWriteError | undefined;
+  /** Set when the run stopped reading after --max-failures identical failures in a row. */
+  stoppedByFailures?: FailureStop | undefined;
   elapsedMs: number;
   eventsPerSecond: number;
 }
@@ -126,6 +133,7 @@ class DeliveryRun {
       this.stop.dispose();
       progress?.stop();
       recorder.flush();
+      options.onRunEnd?.();
     }
     const elapsedMs = Date.now() - this.startedAt;
     const ended = recorder.counts.delivered + recorder.counts.failed;
@@ -133,6 +141,7 @@ class DeliveryRun {
       ...recorder.counts,
       earlier: options.earlier ?? emptyCounts(),
       writeError: recorder.writeError,
+      stoppedByFailures: recorder.stoppedByFailures,
       elapsedMs,
       eventsPerSecond: elapsedMs > 0 ? (ended * 1_000) / elapsedMs : ended,
     };
@@ -253,8 +262,17 @@ export function wholeRunCounts(summary: RunSummary): OutcomeCounts {
 }
 
 /**
+ * Whether the run went through its whole input (no Ctrl-C, no write error, no --max-failures
+ * stop, nothing cut off): only then is its journal completed, and a --resume has nothing to do.
+ */
+export function ranToTheEnd(summary: RunSummary | undefined, interrupted: boolean): summary is RunSummary {
+  return summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined && summary.stoppedByFailures === undefined;
+}
+
+/**
  * The exit code of a run, earlier parts of a resumed run included: 74 when an output file could
- * not be written, 130 after Ctrl-C, 1 when anything was invalid or failed, else 0.
+ * not be written, 130 after Ctrl-C, 1 when anything was invalid or failed (a run stopped by
+ * --max-failures is one), else 0.
  */
 export function runExitCode(summary: RunSummary, interrupted: boolean): number {
   if (summary.writeError !== undefined) return 74;

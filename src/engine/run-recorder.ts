@@ -3,6 +3,7 @@ import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { OutputWriteError } from "../core/errors.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
+import { FailureStreak, type FailureStop } from "./failure-streak.js";
 
 export interface RunCounts {
   delivered: number;
@@ -21,6 +22,8 @@ export interface RecorderOptions {
   deadLetter: DeadLetterLog | undefined;
   /** With --resume: what the earlier parts of the run came to, from the journal. */
   earlier?: OutcomeCounts | undefined;
+  /** Stop after this many identical final failures in a row (--max-failures); 0 or absent: never. */
+  maxFailures?: number | undefined;
   onOutcome?: ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void) | undefined;
 }
 
@@ -28,19 +31,27 @@ export interface RecorderOptions {
  * Records how each job of a run ended: counts it, dead-letters the invalid and failed ones and
  * journals it, flushing both logs once per turn of the event loop. A failed or invalid job is
  * journaled only once its dead-letter record is written whole. The first output file that
- * cannot be written is kept, and `onWriteError` stops the run.
+ * cannot be written is kept, and so is a streak of identical failures that reached the limit:
+ * either one stops the run (`stopRun`).
  */
 export class RunRecorder {
   readonly counts: RunCounts;
   writeError: OutputWriteError | undefined;
+  private readonly streak: FailureStreak;
   private deadJobs: { job: DeliveryJob; outcome: "invalid" | "failed" }[] = [];
   private flushScheduled = false;
 
   constructor(
     private readonly options: RecorderOptions,
-    private readonly onWriteError: () => void,
+    private readonly stopRun: () => void,
   ) {
     this.counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: sumCounts(options.earlier) };
+    this.streak = new FailureStreak(options.maxFailures);
+  }
+
+  /** Set when identical failures in a row reached --max-failures and stopped the run. */
+  get stoppedByFailures(): FailureStop | undefined {
+    return this.streak.stop;
   }
 
   /** A job ended: `interrupted` (or anything, once a write error stops the run) is not recorded, and sent again on resume. */
@@ -59,6 +70,7 @@ export class RunRecorder {
       return;
     }
     this.counts[outcome] += 1;
+    if (this.streak.note(outcome, report)) this.stopRun();
     if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
       deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
       this.deadJobs.push({ job, outcome });
@@ -101,7 +113,7 @@ export class RunRecorder {
   private recordWriteError(error: unknown): void {
     if (!(error instanceof OutputWriteError)) throw error;
     this.writeError ??= error;
-    this.onWriteError();
+    this.stopRun();
   }
 
   /** After a write error, only what needs no dead-letter record can still be recorded. */

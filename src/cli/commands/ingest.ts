@@ -17,7 +17,7 @@ import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
-import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { ranToTheEnd, runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
@@ -26,7 +26,7 @@ import { ingestFlags } from "../flags/tables.js";
 import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
-import { describeJournal, printCompleteRun, withHint } from "../run-report.js";
+import { describeJournal, printCompleteRun, warnFailureStop, withHint } from "../run-report.js";
 
 type IngestFlags = FlagValues<typeof ingestFlags>;
 
@@ -89,6 +89,7 @@ export async function runIngest(
         concurrency: flushAt * MAX_PENDING_BATCHES,
         ordered: false,
         ratePerSecond: undefined,
+        maxFailures: flags.maxFailures,
         journal: files.journal,
         deadLetter: files.deadLetter,
         earlier: files.earlier,
@@ -106,8 +107,7 @@ export async function runIngest(
     stream.destroy();
     await client.close();
     await transport.close();
-    const interrupted = io.signal.aborted;
-    deadLetters = files.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
+    deadLetters = files.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
   const resumeHint = (): string => `resume with  ${resumeCommand("ingest", file, given, ingestFlags)}`;
   return reportIngest(output, summary, { batches: batches.count, endpoint, deadLetters, interrupted: io.signal.aborted, resumeHint, journalPath });
@@ -133,6 +133,7 @@ function reportIngest(
     endpoint: redactUrl(new URL(endpoint)),
     deadLetter: deadLetters ?? null,
     interrupted,
+    stoppedByFailures: summary.stoppedByFailures ?? null,
   });
   const before = summary.alreadyFinished > 0 ? `; before: ${earlier.delivered} sent, ${earlier.failed} failed, ${earlier.invalid} invalid` : "";
   const unfinished = summary.unfinished > 0 ? `, ${summary.unfinished} not finished` : "";
@@ -141,6 +142,13 @@ function reportIngest(
   );
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
+  const stop = summary.stoppedByFailures;
+  if (stop !== undefined && !interrupted)
+    warnFailureStop(
+      output,
+      stop,
+      `the failed messages are in ${deadLetters ?? "the dead-letter file"}; once the endpoint answers, ${resumeHint()}  (journal ${journalPath})`,
+    );
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

@@ -11,13 +11,13 @@ import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
-import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { ranToTheEnd, runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import type { FlagValues } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
-import { describeJournal, printCompleteRun, printRunSummary, renderRun, withHint } from "../run-report.js";
+import { describeJournal, printCompleteRun, printRunSummary, renderRun, warnFailureStop, withHint } from "../run-report.js";
 
 type ReplayFlags = FlagValues<typeof replayFlags>;
 
@@ -29,7 +29,7 @@ export async function runReplay(
   io: CliIo,
   given: Record<string, unknown> = { ...flags },
 ): Promise<number> {
-  const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate };
+  const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate, maxFailures: flags.maxFailures };
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
@@ -97,8 +97,7 @@ export async function runReplay(
   } finally {
     stream.destroy();
     await deliverer?.close();
-    const interrupted = io.signal.aborted;
-    deadLetters = files?.finish(summary, summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined);
+    deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
   return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath });
 }
@@ -132,6 +131,13 @@ function reportReplay(
   ]);
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
+  const stop = summary.stoppedByFailures;
+  if (stop !== undefined && !interrupted)
+    warnFailureStop(
+      output,
+      stop,
+      `the failed events are in ${deadLetters ?? "the dead-letter file"}; once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)`,
+    );
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

@@ -14,7 +14,7 @@ import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
-import { printRunSummary, renderRun } from "../run-report.js";
+import { printRunSummary, renderRun, warnFailureStop } from "../run-report.js";
 
 type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
 
@@ -52,7 +52,20 @@ async function runSync(
   const writer = dryRun ? undefined : openSyncStateWriter(statePath);
   try {
     return await syncChanges(
-      { kind, name, trait, statePath, concurrency, ratePerSecond, dryRun, verbose: flags.verbose === true, writer, settings, destination },
+      {
+        kind,
+        name,
+        trait,
+        statePath,
+        concurrency,
+        ratePerSecond,
+        maxFailures: flags.maxFailures,
+        dryRun,
+        verbose: flags.verbose === true,
+        writer,
+        settings,
+        destination,
+      },
       globals,
       io,
       diff,
@@ -69,6 +82,7 @@ interface SyncPlan {
   statePath: string;
   concurrency: number;
   ratePerSecond: number | undefined;
+  maxFailures: number;
   dryRun: boolean;
   verbose: boolean;
   writer: SyncStateWriter | undefined;
@@ -106,6 +120,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
       total: changes.length,
       ordered: false,
       ratePerSecond: plan.ratePerSecond,
+      maxFailures: plan.maxFailures,
       journal: undefined,
       deadLetter: undefined,
       signal: io.signal,
@@ -120,6 +135,8 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const lines = plan.dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
   if (summary.failed > 0 || interrupted) lines.push("what was not delivered is sent again by the next sync");
   printRunSummary(output, summary, { trait, state: plan.dryRun ? null : statePath, interrupted }, lines);
+  if (summary.stoppedByFailures !== undefined && !interrupted)
+    warnFailureStop(output, summary.stoppedByFailures, "once the receiver answers, run the sync again");
   return runExitCode(summary, interrupted);
 }
 

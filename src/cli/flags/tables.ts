@@ -42,6 +42,13 @@ const verbose = flag({
   description: "show every attempt: request headers (secrets masked), status, time and the start of the answer",
   resume: true,
 });
+const maxFailures = flag({
+  syntax: "--max-failures <n>",
+  description: "stop after N identical final failures in a row (same URLs, same status or error), resumable; 0: never",
+  default: "100",
+  parse: wholeNumber(0, 1_000_000_000),
+  resume: true,
+});
 const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what });
 export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
 
@@ -142,6 +149,7 @@ export const replayFlags = flagTable({
     complete: ["user", "none"],
   }),
   rate: eventRate,
+  maxFailures,
   deadLetter: flag({ ...deadLetter, description: "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)" }),
   journal: flag({ ...journal, description: "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)" }),
   resume,
@@ -178,6 +186,7 @@ export const ingestFlags = flagTable({
   }),
   journal: flag({ ...journal, description: "where finished lines are recorded (default: <file>.wh-ingest-journal, wh-stdin.wh-ingest-journal for stdin)" }),
   resume,
+  maxFailures,
 });
 
 export const verifyFlags = flagTable({
@@ -196,6 +205,7 @@ const syncFlags = flagTable({
   state: flag({ syntax: "--state <file>", description: "what was delivered so far (default: <trait>.wh-state.json)", complete: "file" }),
   concurrency,
   rate: flag({ ...eventRate, description: "start at most N identifies per second" }),
+  maxFailures,
   dryRun: dryRun("print the exact request for every change, send nothing, keep the state"),
 });
 

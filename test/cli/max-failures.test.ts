@@ -1,0 +1,171 @@
+// --max-failures and the grouped failure lines (issue 27, item 1): a path that answers 404 to
+// every event stops the run after the limit, resumable, instead of dead-lettering the whole file.
+// In-process, against a real node:http server; the terminal case spawns wh on a pseudo-terminal.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { closedAfterEach, type Reply } from "../helpers/recording-server.js";
+import { screenText, spawnWhInPty } from "../helpers/pty.js";
+import { countByMessageId, exists, manyEvents, readNdjson, runSigned, SECRET } from "./replay-helpers.js";
+import { lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
+
+const receiver = closedAfterEach();
+afterAll(removeTempDirs);
+
+/** Counts on one line a group's size: no progress lines in between, whatever the run's pace. */
+const NO_PROGRESS = { timings: { progressEveryMs: 600_000 } };
+
+function expectExit(result: RunResult, code: number): void {
+  expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(code);
+  expect(result.stderr).not.toMatch(STACK_TRACE);
+}
+
+/** A directory with events.ndjson holding `count` events over 10 users; their messageIds in file order. */
+async function eventsFile(count: number): Promise<{ dir: string; messageIds: string[] }> {
+  const dir = await makeTempDir();
+  const events = manyEvents(count, 10);
+  await writeFile(join(dir, "events.ndjson"), events.map((event) => `${event.line}\n`).join(""));
+  return { dir, messageIds: events.map((event) => event.messageId) };
+}
+
+describe("wh replay --max-failures", () => {
+  it("stops after N identical failures in a row, resumable: a resume once the receiver is fixed delivers the rest, each event once", async () => {
+    const { dir, messageIds } = await eventsFile(1_000);
+    let fixed = false;
+    const server = await receiver({ replies: () => (fixed ? 200 : 404) });
+    const args = ["replay", "events.ndjson", "--url", server.url, "--concurrency", "4", "--max-failures", "20"];
+    const stopped = await runSigned(args, { cwd: dir, ...NO_PROGRESS });
+    expectExit(stopped, 1);
+    const failedRequests = server.requests.length;
+    // The limit, and what was in flight or read ahead when it was reached: never the whole file.
+    expect(failedRequests).toBeGreaterThanOrEqual(20);
+    expect(failedRequests).toBeLessThan(300);
+    expect(stopped.stderr).toContain(`stopped after 20 identical failures in a row (${server.url} → HTTP 404): the rest was not sent`);
+    expect(stopped.stderr).toMatch(/resume with {2}wh replay events\.ndjson --url \S+ --concurrency 4 --max-failures 20 --resume/);
+    expect(stopped.stderr).not.toContain(SECRET);
+    // One line for the first failure, one count line: not a line per event.
+    expect(lines(stopped.stderr).filter((line) => !line.startsWith("stopped after"))).toEqual([
+      `line 1: failed: ${server.url} → HTTP 404`,
+      expect.stringMatching(new RegExp(`^✗ ${failedRequests} lines failed the same way \\(lines 1–\\d+\\)$`)),
+    ]);
+    expect(await exists(join(dir, "events.ndjson.wh-journal"))).toBe(true);
+    const deadLetters = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
+    expect(deadLetters).toHaveLength(failedRequests);
+
+    fixed = true;
+    const resumed = await runSigned([...args, "--resume"], { cwd: dir, ...NO_PROGRESS });
+    // The whole run's exit code counts the failures of its first part.
+    expectExit(resumed, 1);
+    expect(resumed.stdout).toContain(`the whole run: ${1_000 - failedRequests} delivered`);
+    const delivered = countByMessageId(server.requests.slice(failedRequests));
+    expect([...delivered.values()].every((count) => count === 1)).toBe(true);
+    const deadIds = deadLetters.map((record) => String((JSON.parse(String(record.original)) as { messageId: string }).messageId));
+    // Nothing lost, nothing twice: each event was delivered by the resume or is a dead letter, never both.
+    expect([...delivered.keys(), ...deadIds].sort()).toEqual(messageIds);
+  });
+
+  it("groups identical failures into one counted line and never stops with --max-failures 0", async () => {
+    const { dir } = await eventsFile(300);
+    const server = await receiver({ replies: [404] });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--max-failures", "0"], { cwd: dir, ...NO_PROGRESS });
+    expectExit(result, 1);
+    expect(server.requests).toHaveLength(300);
+    expect(result.stdout).toContain("0 delivered");
+    expect(result.stdout).toContain("300 failed");
+    expect(result.stderr).not.toContain("stopped after");
+    expect(lines(result.stderr)).toEqual([`line 1: failed: ${server.url} → HTTP 404`, "✗ 300 lines failed the same way (lines 1–300)"]);
+  });
+
+  it("keeps one --json record per event, while stderr counts them", async () => {
+    const { dir } = await eventsFile(50);
+    const server = await receiver({ replies: [404] });
+    const result = await runSigned(["--json", "replay", "events.ndjson", "--url", server.url], { cwd: dir, ...NO_PROGRESS });
+    expectExit(result, 1);
+    const records = lines(result.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.filter((record) => record.outcome === "failed")).toHaveLength(50);
+    expect(records.at(-1)).toMatchObject({ summary: true, failed: 50, stoppedByFailures: null });
+    expect(lines(result.stderr)).toHaveLength(2);
+  });
+
+  it("counts only identical failures in a row: a different failure or a delivered event starts again", async () => {
+    const { dir } = await eventsFile(60);
+    // One request at a time, in file order: 404, 404, 410, 410, 200, again and again.
+    const pattern: Reply[] = [404, 404, 410, 410, 200];
+    const server = await receiver({ replies: (_request, index) => pattern[index % pattern.length] ?? 200 });
+    const args = ["replay", "events.ndjson", "--url", server.url, "--concurrency", "1"];
+    const result = await runSigned([...args, "--max-failures", "3"], { cwd: dir, ...NO_PROGRESS });
+    expectExit(result, 1);
+    expect(server.requests).toHaveLength(60);
+    expect(result.stderr).not.toContain("stopped after");
+    expect(result.stdout).toContain("12 delivered");
+    // Each change of answer starts a group of its own: a line for its first failure, a count for the second.
+    expect(lines(result.stderr).filter((line) => line.startsWith("✗ 2 lines failed the same way"))).toHaveLength(24);
+
+    const stopping = await runSigned([...args, "--max-failures", "2", "--journal", "again.wh-journal"], { cwd: dir, ...NO_PROGRESS });
+    expectExit(stopping, 1);
+    expect(stopping.stderr).toContain(`stopped after 2 identical failures in a row (${server.url} → HTTP 404)`);
+    expect(server.requests.length - 60).toBeLessThan(10);
+  });
+
+  it.each(["-1", "many", "1.5", ""])("refuses --max-failures %j with exit 2, sending nothing", async (value) => {
+    const { dir } = await eventsFile(3);
+    const server = await receiver();
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--max-failures", value], { cwd: dir });
+    expectExit(result, 2);
+    expect(result.stderr).toContain(`--max-failures ${JSON.stringify(value)}: expected a whole number from 0 to 1000000000`);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe("--max-failures beyond replay", () => {
+  it("stops an audience sync, which records only what was delivered", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "members.txt"), Array.from({ length: 200 }, (_, index) => `u${index}\n`).join(""));
+    const server = await receiver({ replies: [404] });
+    const result = await runSigned(["audience", "sync", "VIP", "--members", "members.txt", "--url", server.url, "--max-failures", "5", "--concurrency", "2"], {
+      cwd: dir,
+      ...NO_PROGRESS,
+    });
+    expectExit(result, 1);
+    expect(server.requests.length).toBeLessThan(50);
+    expect(result.stderr).toContain("stopped after 5 identical failures in a row");
+    expect(result.stderr).toContain("run the sync again");
+    expect(result.stdout).toContain("what was not delivered is sent again by the next sync");
+  });
+
+  it("stops an ingest, resumable", async () => {
+    const { dir } = await eventsFile(400);
+    const server = await receiver({ replies: [404] });
+    const result = await runSigned(
+      ["ingest", "events.ndjson", "--endpoint", server.url, "--write-key", "wk_test", "--flush-at", "10", "--max-failures", "20"],
+      { cwd: dir, ...NO_PROGRESS },
+    );
+    expectExit(result, 1);
+    expect(server.requests.length).toBeLessThan(40);
+    expect(result.stderr).toMatch(/stopped after 20 identical failures in a row \(\S+\/v1\/batch → HTTP 404\)/);
+    expect(result.stderr).toContain("--max-failures 20 --resume");
+    expect(result.stderr).not.toContain("wk_test");
+    expect(await exists(join(dir, "events.ndjson.wh-ingest-journal"))).toBe(true);
+  });
+});
+
+describe("grouped failures on a terminal", () => {
+  it("rewrites the count line in place", async () => {
+    const { dir } = await eventsFile(150);
+    // Slow enough that the count is shown while the group grows, then rewritten.
+    const server = await receiver({ replies: [{ status: 404, delayMs: 3 }] });
+    const wh = spawnWhInPty(["replay", "events.ndjson", "--url", server.url, "--concurrency", "1", "--max-failures", "0"], {
+      cwd: dir,
+      env: { WH_SHARED_SECRET: SECRET },
+    });
+    const result = await wh.exited;
+    expect(result.code).toBe(1);
+    // Up a row, to its start, the row cleared: the count line written over itself.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's escape sequences are what this looks for.
+    expect(result.stdout).toMatch(/\u001b\[1A\r\u001b\[2K[^\n]*✗ \d+ lines failed the same way/);
+    const screen = screenText(result.stdout);
+    expect(screen).toContain(`line 1: failed: ${server.url} → HTTP 404`);
+    expect(screen).toContain("✗ 150 lines failed the same way (lines 1–150)");
+    expect(screen.match(/line \d+: failed/g)).toHaveLength(1);
+  });
+});
