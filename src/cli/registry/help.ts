@@ -23,8 +23,10 @@ ${examples('wh send track --event "Order Completed" --user-id u1 --url http://12
 export const REPLAY_HELP = `${RETRY_HELP}
 
   Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
-  go to the dead-letter file with their line number and reason. Exit 0 when all were delivered or
-  skipped, 1 when any was invalid or failed, 130 after Ctrl-C (the journal is kept: use --resume).
+  go to the dead-letter file with their line number and reason. After --max-failures (100)
+  identical failures in a row (same URLs, same status or error) the run stops, resumable. Exit 0
+  when all were delivered or skipped, 1 when any was invalid or failed (or the run stopped so),
+  130 after Ctrl-C (the journal is kept: use --resume).
   ${examples(
     "wh replay events.ndjson --url https://example.com/hook --secret-file secret.txt",
     "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
