@@ -3,6 +3,8 @@ console.log("== cold start");
 await import("./cold-start.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
+console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");
+await import("./fail-fast.js");
 console.log("\n== a 100 MB line");
 await import("./long-line.js");
 console.log("\n== ordered replay of skewed data (batches)");
