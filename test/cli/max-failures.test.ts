@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type Reply } from "../helpers/recording-server.js";
 import { screenText, spawnWhInPty } from "../helpers/pty.js";
-import { countByMessageId, exists, manyEvents, readNdjson, runSigned, SECRET } from "./replay-helpers.js";
+import { virtualClock } from "../helpers/virtual-clock.js";
+import { countByMessageId, exists, manyEvents, messageIdOf, readNdjson, runSigned, SECRET } from "./replay-helpers.js";
 import { lines, makeTempDir, removeTempDirs, STACK_TRACE, type RunResult } from "./run-wh.js";
 
 const receiver = closedAfterEach();
@@ -105,6 +106,18 @@ describe("wh replay --max-failures", () => {
     expectExit(stopping, 1);
     expect(stopping.stderr).toContain(`stopped after 2 identical failures in a row (${server.url} → HTTP 404)`);
     expect(server.requests.length - 60).toBeLessThan(10);
+  });
+
+  it("counts a 5xx only once its retries are over: final failures, not attempts", async () => {
+    const { dir } = await eventsFile(100);
+    const server = await receiver({ replies: [503] });
+    const args = ["replay", "events.ndjson", "--url", server.url, "--concurrency", "1", "--max-attempts", "3", "--max-failures", "4"];
+    const result = await runSigned(args, { cwd: dir, clock: virtualClock("2026-11-21T09:30:00.000Z"), ...NO_PROGRESS });
+    expectExit(result, 1);
+    expect(result.stderr).toContain(`stopped after 4 identical failures in a row (${server.url} → HTTP 503 (gave up after 3 attempts))`);
+    // Four events, three attempts each; the fifth was read ahead and never started.
+    expect(server.requests).toHaveLength(12);
+    expect(new Set(server.requests.map(messageIdOf)).size).toBe(4);
   });
 
   it.each(["-1", "many", "1.5", ""])("refuses --max-failures %j with exit 2, sending nothing", async (value) => {
