@@ -1,5 +1,6 @@
 import type { OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryReport } from "../core/deliver.js";
+import type { DeadLetterRecord } from "../core/dead-letter.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { OutputWriteError } from "../core/errors.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
@@ -129,12 +130,12 @@ function sumCounts(counts: OutcomeCounts | undefined): number {
   return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
 }
 
-function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): Record<string, unknown> {
+function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): DeadLetterRecord {
   return {
     line: job.number,
     outcome,
     reason,
-    ...(report === undefined ? {} : { urls: deliveryRecord(report).urls }),
+    ...(report === undefined ? {} : { urls: deliveryRecord(report).urls as unknown[] }),
     at: new Date().toISOString(),
     original: job.original,
   };

@@ -2,6 +2,7 @@ import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTE
 import { formatIssues, parseInboundMessage, parseOutboundMessage, type InboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
 import { asCaptureRecord } from "../capture.js";
+import { asDeadLetterRecord } from "../dead-letter.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
@@ -60,13 +61,16 @@ export function prepareMessage(value: unknown, stamps: MessageStamps, options: P
  * Parses one NDJSON line; with exactBytes, a line already in the outbound shape (any line, in
  * actions mode) is sent as the very bytes it holds. A line that is re-serialised must not hold a
  * number JSON.parse cannot keep exactly. A capture record of `wh listen --out` stands for the
- * body it captured.
+ * body it captured; a dead-letter record for its original line, prepared as that line was (an
+ * invalid one stays invalid, for the reason it gave).
  */
 export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
   const parsed = parseJson(line);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
   const record = asCaptureRecord(parsed.value);
   if (record !== undefined) return prepareLine(record.body, stamps, options);
+  const letter = asDeadLetterRecord(parsed.value);
+  if (letter !== undefined) return letter.outcome === "invalid" ? invalid(letter.reason) : prepareLine(letter.original, stamps, options);
   const sentAsIs = options.exactBytes === true && (options.mode === "actions" || isClassicOutbound(parsed.value));
   const inexact = sentAsIs ? undefined : inexactNumberProblem(line);
   if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
