@@ -1,9 +1,13 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { RedisQueue } from "../../adapters/redis-queue.js";
+import { readSpoolDeadLetters, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
+import { SpoolStore } from "../../engine/serve/spool-store.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { deadLettersReplayFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
@@ -11,18 +15,56 @@ import { Output } from "../render.js";
 
 type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
 
-async function openQueue(flags: DeadLetterFlags, io: CliIo): Promise<RedisQueue> {
+/** Whose dead letters: the Redis queue's (--queue, or queue in the config), else the spool's in --data-dir. */
+type Where = { queue: string } | { dataDir: string; sources: string[] };
+
+async function whereDeadLetters(flags: DeadLetterFlags, io: CliIo): Promise<Where> {
   const { config } = await loadConfig(io.cwd, flags.config);
-  const url = flags.queue ?? config.queue;
-  if (url === undefined)
-    throw new UsageError("no queue: give --queue redis://… (or queue in the config); without one, dead letters are in --data-dir's dead-letters*.ndjson");
-  return RedisQueue.connect(url, {});
+  const queue = flags.queue ?? config.queue;
+  if (queue !== undefined) return { queue };
+  const dataDir = resolve(io.cwd, flags.dataDir);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(dataDir).isDirectory();
+  } catch {
+    // Named below, as a directory that is not there.
+  }
+  if (!isDirectory)
+    throw new UsageError(`--data-dir ${flags.dataDir}: no such directory`, {
+      hint: "give the --data-dir wh serve runs with (its spool and dead letters are there), or --queue redis://… for a Redis queue",
+    });
+  return { dataDir, sources: Object.keys(config.sources ?? {}) };
 }
 
-/** `wh serve dead-letters list`: every dead letter of the Redis queue, oldest first. */
+/** `wh serve dead-letters list`: every dead letter of the Redis queue, or of the spool, oldest first. */
 export async function runDeadLettersList(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const queue = await openQueue(flags, io);
+  const where = await whereDeadLetters(flags, io);
   const output = new Output(io, globals);
+  const count = "queue" in where ? await listQueue(where.queue, output) : listSpool(where.dataDir, where.sources, output);
+  output.log(`${count} dead letter${count === 1 ? "" : "s"} in ${"queue" in where ? where.queue : where.dataDir}`);
+  return 0;
+}
+
+/** `wh serve dead-letters replay [--id ID…]`: back into their partitions, or into the spool, to be delivered again. */
+export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const where = await whereDeadLetters(flags, io);
+  const output = new Output(io, globals);
+  if ("dataDir" in where) return replaySpool(where.dataDir, where.sources, flags.id, output);
+  const queue = await RedisQueue.connect(where.queue, {});
+  try {
+    const ids = flags.id;
+    if (ids !== undefined) requireKnown(ids, new Set((await queue.listDeadLetters()).map((letter) => letter.id)), queue.url);
+    const replayed = await queue.replayDeadLetters(ids);
+    output.record({ replayed });
+    output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the queue, to be delivered again`);
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}
+
+async function listQueue(url: string, output: Output): Promise<number> {
+  const queue = await RedisQueue.connect(url, {});
   try {
     const letters = await queue.listDeadLetters();
     for (const letter of letters) {
@@ -33,32 +75,64 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
       const parsedEntry = parseJson(letter.entry);
       const event = parsedEntry.ok && isJsonObject(parsedEntry.value) && isJsonObject(parsedEntry.value.event) ? parsedEntry.value.event : undefined;
       output.record({ id: letter.id, partition: letter.partition, ...record, ...(event === undefined ? { unreadable: letter.entry } : { event }) });
-      const what = event === undefined ? "(unreadable entry)" : `${String(event.type ?? "?")} ${userOf(event) ?? ""} ${String(event.messageId ?? "")}`;
-      output.result(neutralize(`${letter.id}  ${record.at ?? ""}  ${what}  ${record.outcome ?? ""}: ${record.reason ?? ""}`));
+      output.result(letterLine(letter.id, record.at, event, `${record.outcome ?? ""}: ${record.reason ?? ""}`));
     }
-    output.log(`${letters.length} dead letter${letters.length === 1 ? "" : "s"} in ${queue.url}`);
-    return 0;
+    return letters.length;
   } finally {
     await queue.close();
   }
 }
 
-/** `wh serve dead-letters replay [--id ID…]`: back into their partitions, for the forwarders to deliver again. */
-export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const queue = await openQueue(flags, io);
-  const output = new Output(io, globals);
-  try {
-    const ids = flags.id;
-    if (ids !== undefined) {
-      const known = new Set((await queue.listDeadLetters()).map((letter) => letter.id));
-      const unknown = ids.filter((id) => !known.has(id));
-      if (unknown.length > 0) throw new UsageError(`--id ${unknown.join(", ")}: no such dead letter in ${queue.url}`);
+function listSpool(dataDir: string, sources: readonly string[], output: Output): number {
+  const letters = readSpoolDeadLetters(dataDir, sources);
+  for (const { id, file, fileLine, source, text, letter } of letters) {
+    const where = { id, file, fileLine, ...(source === null ? {} : { source }) };
+    if ("problem" in letter) {
+      output.record({ ...where, outcome: "unreadable", reason: letter.problem, unreadable: text });
+      output.result(neutralize(`${id}  ${file} line ${fileLine}: unreadable: ${letter.problem}`));
+    } else {
+      output.record({ ...where, ...letter.record, event: letter.event });
+      output.result(letterLine(id, letter.record.at, letter.event, `${letter.record.outcome}: ${letter.record.reason}`));
     }
-    const replayed = await queue.replayDeadLetters(ids);
-    output.record({ replayed });
-    output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the queue, to be delivered again`);
-    return 0;
+  }
+  return letters.length;
+}
+
+/** One dead letter on one line: id, when, the event's type, user and messageId, and why (all neutralised: the event is a client's). */
+function letterLine(id: string, at: string | undefined, event: Record<string, unknown> | undefined, why: string): string {
+  const what = event === undefined ? "(unreadable entry)" : `${String(event.type ?? "?")} ${userOf(event) ?? ""} ${String(event.messageId ?? "")}`;
+  return neutralize(`${id}  ${at ?? ""}  ${what}  ${why}`);
+}
+
+function requireKnown(ids: readonly string[], known: ReadonlySet<string>, where: string): void {
+  const unknown = ids.filter((id) => !known.has(id));
+  if (unknown.length > 0) throw new UsageError(`--id ${unknown.join(", ")}: no such dead letter in ${where}`, { hint: "nothing was put back" });
+}
+
+/**
+ * Puts the spool's dead letters (or those `--id` names) back into the spool, for the next wh serve
+ * on it to deliver: taking the spool's lock, so that no wh serve delivers or dead-letters meanwhile.
+ * A line that is not a dead letter with an event stays in its file, named by its line.
+ */
+async function replaySpool(dataDir: string, sources: readonly string[], ids: readonly string[] | undefined, output: Output): Promise<number> {
+  const store = await SpoolStore.open({ dataDir, maxBytes: Number.POSITIVE_INFINITY, onRecovered: () => undefined, onWarning: (line) => output.warn(line) });
+  try {
+    const letters = readSpoolDeadLetters(dataDir, sources);
+    if (ids !== undefined) requireKnown(ids, new Set(letters.map((letter) => letter.id)), dataDir);
+    const chosen = ids === undefined ? letters : letters.filter((letter) => ids.includes(letter.id));
+    const putBack: { id: string; source: string | null; event: Record<string, unknown> }[] = [];
+    const left: SpoolDeadLetter[] = [];
+    for (const letter of chosen) {
+      if ("problem" in letter.letter) left.push(letter);
+      else putBack.push({ id: letter.id, source: letter.source, event: letter.letter.event });
+    }
+    await store.putBack(putBack);
+    for (const { file, fileLine, letter } of left)
+      if ("problem" in letter) output.warn(neutralize(`${file} line ${fileLine}: ${letter.problem}: left in the file`));
+    output.record({ replayed: putBack.length, left: left.length });
+    output.result(`${putBack.length} dead letter${putBack.length === 1 ? "" : "s"} put back in the spool of ${dataDir}: the next wh serve on it delivers them`);
+    return left.length === 0 ? 0 : 1;
   } finally {
-    await queue.close();
+    await store.close();
   }
 }

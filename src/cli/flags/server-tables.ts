@@ -33,17 +33,19 @@ const queue = flag({
   config: "queue",
 });
 
+const dataDir = flag({
+  syntax: "--data-dir <dir>",
+  description: "where accepted events are spooled until delivered, and the dead letters",
+  default: ".wh/serve",
+  complete: "file",
+});
+
 export const serveFlags = flagTable({
   ...deliveryFlags,
   // A fixed port, so that an app's SDK settings stay put.
   port: flag({ syntax: "--port <port>", description: "port of the tracking API (0: any free port)", default: "8787", parse: wholeNumber(0, 65_535) }),
   host: listenHost,
-  dataDir: flag({
-    syntax: "--data-dir <dir>",
-    description: "where accepted events are spooled until delivered, and the dead letters",
-    default: ".wh/serve",
-    complete: "file",
-  }),
+  dataDir,
   maxBody: flag({
     syntax: "--max-body <size>",
     description: "largest request body, after gzip (analytics-node sends batches up to about 1 MB: raise this for it)",
@@ -79,7 +81,8 @@ export const serveFlags = flagTable({
 });
 
 const deadLetterQueueFlags = flagTable({
-  queue: flag({ ...queue, description: "the Redis queue (default: queue in the config)" }),
+  queue: flag({ ...queue, description: "the Redis queue (default: queue in the config; without one, the spool of --data-dir)" }),
+  dataDir: flag({ ...dataDir, description: "without a queue: wh serve's data directory, whose dead-letters*.ndjson these are" }),
   config: flag({ syntax: "--config <file>", description: "config file (default: search)", complete: "file" }),
 });
 

@@ -56,13 +56,17 @@ const serve = command({
 
 const deadLetters = command({
   path: ["serve", "dead-letters"],
-  description: "List the dead letters of a Redis queue, or put them back to be delivered again.",
-  help: examples("wh serve dead-letters list --queue redis://127.0.0.1:6379/0", "wh serve dead-letters replay --queue redis://127.0.0.1:6379/0"),
+  description: "List the dead letters of the spool (--data-dir) or of a Redis queue (--queue), or put them back to be delivered again.",
+  help: examples(
+    "wh serve dead-letters list                                # the spool in .wh/serve",
+    "wh serve dead-letters replay --data-dir /var/lib/wh",
+    "wh serve dead-letters list --queue redis://127.0.0.1:6379/0",
+  ),
 });
 
 const deadLettersList = command({
   path: ["serve", "dead-letters", "list"],
-  description: "Every dead letter of the queue, oldest first: id, time, event, why it failed.",
+  description: "Every dead letter of the spool or the queue, oldest first: id, time, event, why it failed.",
   flags: deadLettersListFlags,
   help: examples(
     "wh serve dead-letters list --queue redis://127.0.0.1:6379/0",
@@ -73,9 +77,14 @@ const deadLettersList = command({
 
 const deadLettersReplay = command({
   path: ["serve", "dead-letters", "replay"],
-  description: "Put dead letters back into their partitions; the forwarders deliver them again.",
+  description:
+    "Put dead letters back to be delivered again, each once: into the spool, for the next wh serve on it (stop a running one first: it holds the spool), or into their Redis partitions, for the forwarders.",
   flags: deadLettersReplayFlags,
-  help: examples("wh serve dead-letters replay --queue redis://127.0.0.1:6379/0", "wh serve dead-letters replay --id 1732262400000-0 --id 1732262400001-0"),
+  help: examples(
+    "wh serve dead-letters replay --data-dir .wh/serve --id 3f2a9c0d1e4b5a68",
+    "wh serve dead-letters replay --queue redis://127.0.0.1:6379/0",
+    "wh serve dead-letters replay --id 1732262400000-0 --id 1732262400001-0",
+  ),
   run: async ({ flags, globals, io }) => (await import("../commands/serve-dead-letters.js")).runDeadLettersReplay(flags, globals, io),
 });
 

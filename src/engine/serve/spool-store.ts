@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { AppendFile } from "../../adapters/append-file.js";
 import { Spool } from "../../adapters/spool.js";
+import { deadLetterFileName, removeSpoolDeadLetters } from "../../adapters/spool-dead-letters.js";
 import type { Quarantined } from "../../adapters/spool-recovery.js";
 import type { SpoolReader } from "../../adapters/spool-reader.js";
 import type { Destination } from "../../config/resolve.js";
@@ -34,9 +35,11 @@ export class SpoolStore implements EventStore {
   ) {}
 
   static async open(options: SpoolStoreOptions): Promise<SpoolStore> {
+    const putBack = new Set<string>();
     const check = (text: string): string | undefined => {
       const stored = readStored(text);
       if (typeof stored === "string") return stored;
+      if (stored.deadLetter !== undefined) putBack.add(stored.deadLetter);
       options.onRecovered(stored);
       return undefined;
     };
@@ -45,6 +48,14 @@ export class SpoolStore implements EventStore {
       check,
       quarantinePath: join(options.dataDir, "quarantine.ndjson"),
     });
+    try {
+      // A dead-letters replay stopped after putting letters back, before taking them out of their
+      // files: finished here, before anything is delivered, so none is put back (and sent) twice.
+      if (putBack.size > 0) removeSpoolDeadLetters(options.dataDir, putBack);
+    } catch (error) {
+      spool.close();
+      throw error;
+    }
     if (quarantined !== undefined) {
       options.onWarning?.(
         `the spool held ${quarantined.count} unreadable record${quarantined.count === 1 ? "" : "s"}: moved to ${quarantined.path}; every other event is delivered`,
@@ -67,8 +78,19 @@ export class SpoolStore implements EventStore {
     return undefined;
   }
 
+  /**
+   * Puts dead letters back to be delivered (`wh serve dead-letters replay`): appended and synced,
+   * then taken out of their files. Each record names its dead letter, so that a crash between the
+   * two is finished by the next open (above) instead of putting them back again.
+   */
+  async putBack(letters: readonly { id: string; source: string | null; event: Record<string, unknown> }[]): Promise<void> {
+    if (letters.length === 0) return;
+    await this.spool.append(letters.map(({ id, source, event }) => JSON.stringify({ source, event, deadLetter: id } satisfies StoredEvent)));
+    removeSpoolDeadLetters(this.dataDir, new Set(letters.map((letter) => letter.id)));
+  }
+
   logs(destination: Destination): { journal: Spool; deadLetter: AppendFile; close(): void } {
-    const name = destination.source === undefined ? "dead-letters.ndjson" : `dead-letters.${destination.source.replace(/[^A-Za-z0-9._-]/g, "_")}.ndjson`;
+    const name = deadLetterFileName(destination.source ?? null);
     const file = AppendFile.open(join(this.dataDir, name), "the dead-letter file", "append");
     return { journal: this.spool, deadLetter: file, close: () => file.close() };
   }

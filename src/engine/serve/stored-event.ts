@@ -7,6 +7,8 @@ import type { DeliveryJob } from "../delivery-job.js";
 export interface StoredEvent {
   source: string | null;
   event: Record<string, unknown>;
+  /** The id of the dead letter it was put back from (`wh serve dead-letters replay`, spool). */
+  deadLetter?: string;
 }
 
 /** An event accepting holds: what is stored, and the message prepared from it. */
@@ -24,7 +26,7 @@ export function readStored(text: string): StoredEvent | string {
   const record = parsed.value;
   if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string"))
     return "not a record of wh serve's spool";
-  return { source: record.source, event: record.event };
+  return { source: record.source, event: record.event, ...(typeof record.deadLetter === "string" ? { deadLetter: record.deadLetter } : {}) };
 }
 
 /**
