@@ -18,7 +18,9 @@ const bodies = (server: RecordingServer, event: string): string[] =>
     .map((request) => request.body.toString("utf8"))
     .filter((body) => body.includes(event))
     .sort();
-const listed = async (cwd: string): Promise<{ id: string; fileLine: number; outcome: string; reason: string; event: { event: string } }[]> =>
+const listed = async (
+  cwd: string,
+): Promise<{ id: string; file: string; fileLine: number; source?: string; outcome: string; reason: string; event: { event: string } }[]> =>
   lines((await wh(["--json", "serve", "dead-letters", "list"], cwd)).stdout).map((line) => JSON.parse(line));
 
 describe("wh serve dead-letters on the spool (no --queue)", () => {
@@ -109,6 +111,33 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
     await eventually(() => hook.requests.length === 2, 10_000, "the two events");
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(bodies(hook, "Again").map((body) => JSON.parse(body).messageId)).toEqual(["m-a", "m-b"]);
+  }, 30_000);
+
+  it("puts a source's dead letters back as that source's, even when its name had to be made safe for the file's", async () => {
+    const dir = await makeTempDir();
+    let healed = false;
+    const web = await receiver({ replies: () => (healed ? 200 : 400) });
+    const app = await receiver();
+    const config = {
+      sources: {
+        "my web": { writeKey: "wk-web", webhooks: [{ url: web.url }], sharedSecret: SECRET },
+        app: { writeKey: "wk-app", webhooks: [{ url: app.url }], sharedSecret: SECRET },
+      },
+    };
+    await writeFile(join(dir, ".whrc.json"), JSON.stringify(config));
+    const first = await serve([], dir);
+    expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event: "Poison" }), { authorization: basic("wk-web") })).status).toBe(200);
+    const file = join(dir, ".wh/serve/dead-letters.my_web.ndjson");
+    await expect.poll(async () => (await exists(file)) && (await readNdjson(file)).length === 1, { timeout: 10_000 }).toBe(true);
+    await first.stop();
+    expect(await listed(dir)).toMatchObject([{ source: "my web", file: "dead-letters.my_web.ndjson", event: { event: "Poison" } }]);
+    expect((await wh(["serve", "dead-letters", "replay"], dir)).code).toBe(0);
+
+    healed = true;
+    await serve([], dir);
+    await eventually(() => web.requests.length === 2, 10_000, "the replayed event");
+    expect(bodies(web, "Poison")).toHaveLength(2);
+    expect(app.requests).toEqual([]);
   }, 30_000);
 
   it("names a --data-dir that is not there, and sends nothing", async () => {
