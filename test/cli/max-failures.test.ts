@@ -63,6 +63,13 @@ describe("wh replay --max-failures", () => {
     const deadIds = deadLetters.map((record) => String((JSON.parse(String(record.original)) as { messageId: string }).messageId));
     // Nothing lost, nothing twice: each event was delivered by the resume or is a dead letter, never both.
     expect([...delivered.keys(), ...deadIds].sort()).toEqual(messageIds);
+    // As the stop said: replaying the dead-letter file sends the failed ones, and then every event has arrived once.
+    expect(stopped.stderr).toContain("then wh replay events.ndjson.failed.ndjson with the same --url sends the failed ones");
+    const redriven = await runSigned(["replay", "events.ndjson.failed.ndjson", "--url", server.url], { cwd: dir, ...NO_PROGRESS });
+    expectExit(redriven, 0);
+    const everyDelivery = countByMessageId(server.requests.slice(failedRequests));
+    expect([...everyDelivery.keys()].sort()).toEqual(messageIds);
+    expect([...everyDelivery.values()].every((count) => count === 1)).toBe(true);
   });
 
   it("groups identical failures into one counted line and never stops with --max-failures 0", async () => {

@@ -1,8 +1,9 @@
 import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
 import { resolveDeliverySettings } from "../../config/resolve.js";
+import { shellQuote } from "../../core/shell-quote.js";
 import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
 import { prepareLine } from "../../core/message/prepare.js";
@@ -99,7 +100,7 @@ export async function runReplay(
     await deliverer?.close();
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
-  return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath });
+  return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
 }
 
 /** Where a replay records: each shard has its own journal and dead letters by default, so n processes never share one. */
@@ -123,7 +124,8 @@ function reportReplay(
     interrupted,
     resumeHint,
     journalPath,
-  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string },
+    cwd,
+  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string; cwd: string },
 ): number {
   printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [
     ...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]),
@@ -136,7 +138,7 @@ function reportReplay(
     warnFailureStop(
       output,
       stop,
-      `the failed events are in ${deadLetters ?? "the dead-letter file"}; once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)`,
+      `once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)${deadLetters === undefined ? "" : `, then wh replay ${shellQuote(relative(cwd, deadLetters))} with the same --url sends the failed ones`}`,
     );
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
