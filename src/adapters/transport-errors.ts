@@ -45,9 +45,8 @@ export function describeError(error: unknown): TransportResult {
     return { kind: "error", code: "tls", message: "the server does not speak TLS (is it a plain HTTP port? then use an http:// URL); no request was sent" };
   }
   const tlsCode = codes.find((code) => TLS_CODE.test(code));
-  if (tlsCode !== undefined) {
-    return { kind: "error", code: "tls", message: `untrusted certificate: ${errorMessage(error)} (${tlsCode}); no request was sent` };
-  }
+  if (tlsCode !== undefined) return { kind: "error", code: "tls", message: describeTlsRefusal(errorMessage(error), tlsCode) };
+  if (codes.includes("ECONNREFUSED")) return { kind: "error", code: "connection", message: describeRefusal(error) };
   // A malformed answer (undici's HTTPParserError, whose code it often leaves unset; a body
   // shorter than its length) is retried like a reset connection.
   const malformed = (error as { name?: unknown }).name === "HTTPParserError" || codes.some((code) => code.startsWith("HPE_"));
@@ -55,6 +54,44 @@ export function describeError(error: unknown): TransportResult {
   const text = errorMessage(error);
   const code = codes[codes.length - 1];
   return { kind: "error", code: kind, message: code === undefined || text.includes(code) ? text : `${text} (${code})` };
+}
+
+/** A certificate whose issuer is unknown: self-signed, or signed by a CA not trusted here. */
+const UNKNOWN_ISSUER_CODES = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+/**
+ * A certificate refused, naming the system's reason and its code (stable text for --json and
+ * dead letters). An unknown issuer is what a local or company CA looks like: the way out is to
+ * trust that CA, so the words say how; a wrong name or an expired certificate has no such fix.
+ */
+function describeTlsRefusal(reason: string, code: string): string {
+  const hint = UNKNOWN_ISSUER_CODES.has(code) ? ": give its CA with --ca FILE (or NODE_EXTRA_CA_CERTS)" : "";
+  return `certificate not trusted (${reason}, ${code})${hint}; no request was sent`;
+}
+
+/**
+ * A refused connection in a person's words, with the address and port the system tried
+ * (`connect ECONNREFUSED 127.0.0.1:42031` says it to those who know the code).
+ */
+function describeRefusal(error: unknown): string {
+  const tried = refusedAddress(error);
+  return `nothing is listening on ${tried ?? "the URL's host and port"} (connection refused)`;
+}
+
+/** `127.0.0.1:42031` or `[::1]:42031`, from the system error in the chain (or the first of an AggregateError's). */
+function refusedAddress(error: unknown): string | undefined {
+  for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
+    const { address, port, errors } = current as { address?: unknown; port?: unknown; errors?: unknown };
+    if (typeof address === "string" && typeof port === "number") return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /** undici puts the system error's code on the error itself or on its cause: collect them all. */

@@ -480,7 +480,9 @@ describe("wh send --ca with NODE_EXTRA_CA_CERTS", () => {
     const before = signed.requests.length;
     const result = await sendSigned(undefined);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/untrusted certificate/i);
+    expect(result.stderr).toMatch(
+      /certificate not trusted \(unable to verify the first certificate, UNABLE_TO_VERIFY_LEAF_SIGNATURE\): give its CA with --ca FILE \(or NODE_EXTRA_CA_CERTS\)/,
+    );
     expect(signed.requests).toHaveLength(before);
   });
 });
