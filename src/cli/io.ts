@@ -68,6 +68,8 @@ export interface CliTimings {
   graceMs: number;
   /** How often a run off a terminal logs its progress (default 5 s). */
   progressEveryMs: number;
+  /** How long a request may be on the wire before a run's progress counts it as hanging (default 5 s). */
+  hangingAfterMs: number;
 }
 
 /** The global flags, as commander parses them. */

@@ -151,17 +151,27 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
       );
       return;
     }
-    case "retry":
-      output.log(`${c.dim(label)} ${event.url} retrying in ${formatDurationMs(event.delayMs)}`);
+    case "retry": {
+      const delay = formatDurationMs(event.delayMs);
+      output.log(`${c.dim(label)} ${event.url} retrying in ${delay}`);
       void output.spin(
-        `waiting ${formatDurationMs(event.delayMs)} before retrying ${event.url} (last: ${describeOutcome(event.outcome)}); retries end at ${clockTime(event.giveUpAtMs)}; Ctrl-C stops`,
+        `${event.url} → ${describeWait({ problem: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs })} — Ctrl-C stops (next attempt in ${delay})`,
       );
       return;
+    }
     case "delivered":
     case "failed":
       output.stopSpinner();
       return;
   }
+}
+
+/**
+ * Why deliveries to a URL wait, in the words send's spinner and a run's progress line share:
+ * `nothing is listening on 127.0.0.1:42031 (connection refused): retrying until 14:05:00`.
+ */
+export function describeWait(reason: { problem: string; giveUpAtMs: number }): string {
+  return `${reason.problem}: retrying until ${clockTime(reason.giveUpAtMs)}`;
 }
 
 /** A short human summary of a message body that came from the network: `track u1 "Order Completed"`. */

@@ -1,19 +1,18 @@
 import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
-import { clockTime, formatDurationMs } from "../core/duration.js";
+import { formatDurationMs } from "../core/duration.js";
 import type { Readable } from "node:stream";
 import type { JournalState, OutcomeCounts } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
-import { runExitCode, wholeRunCounts, type RunOptions, type RunProgress, type RunSummary } from "../engine/run-deliveries.js";
+import { runExitCode, wholeRunCounts, type RunOptions, type RunSummary } from "../engine/run-deliveries.js";
 import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
 import type { FailureStop } from "../engine/failure-streak.js";
 import type { RunFiles } from "../engine/run-files.js";
 import { printDryRun, renderVerboseEvent } from "./dry-run.js";
 import { FailureLines, jobLine } from "./failure-lines.js";
 import type { Output } from "./render.js";
-
-const PROGRESS_EVERY_MS = 5_000;
+import { startProgress } from "./run-progress.js";
 
 /**
  * How a command shows a run: a log line for each invalid job, the failed ones grouped when
@@ -104,42 +103,6 @@ export function warnFailureStop(output: Output, stop: FailureStop, next: string)
 
 function describeCounts(counts: OutcomeCounts): string {
   return `${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed`;
-}
-
-/**
- * A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. It
- * uses the summary's words, and says why deliveries wait (each URL's last answer or error, when
- * its retries end, and that Ctrl-C stops).
- */
-function startProgress(output: Output, progress: () => RunProgress): { stop(): void } {
-  const describe = (): string => {
-    const { counts, retrying, waiting, fraction, startedAt } = progress();
-    const elapsedMs = Date.now() - startedAt;
-    const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
-    const parts = [`${counts.delivered} delivered`, `${counts.failed} failed`, `${counts.invalid} invalid`];
-    if (retrying > 0) parts.push(`${retrying} waiting to retry`);
-    if (fraction !== undefined) {
-      const done = Math.min(1, Math.max(0, fraction));
-      parts.push(`${Math.floor(done * 100)}%`);
-      if (done > 0.01 && done < 1) parts.push(`ETA ${formatDurationMs((elapsedMs * (1 - done)) / done)}`);
-    }
-    parts.push(`${rate} events/s`, formatDurationMs(elapsedMs));
-    const why = waiting.map((reason) => `${reason.url}: ${reason.problem}, retrying until ${clockTime(reason.giveUpAtMs)}`);
-    return why.length === 0 ? parts.join(" · ") : `${parts.join(" · ")} · waiting on ${why.join("; ")} (Ctrl-C stops, resumable)`;
-  };
-  if (output.quiet) return { stop: () => undefined };
-  const interactive = output.interactive;
-  const timer = setInterval(
-    () => (interactive ? void output.spin(describe()) : output.log(describe())),
-    interactive ? 100 : (output.timings.progressEveryMs ?? PROGRESS_EVERY_MS),
-  );
-  timer.unref();
-  return {
-    stop: () => {
-      clearInterval(timer);
-      output.stopSpinner();
-    },
-  };
 }
 
 /**

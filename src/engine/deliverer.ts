@@ -6,6 +6,7 @@ import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryRepor
 import type { Clock } from "../core/clock.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
 import { USER_AGENT } from "../version.js";
+import { AttemptsInFlight, type InFlight } from "./attempts-in-flight.js";
 
 export interface DeliverCallOptions {
   signal?: AbortSignal | undefined;
@@ -29,6 +30,8 @@ export interface Sender {
   readonly retrying: number;
   /** Why they wait, per URL. */
   waiting(): WaitReason[];
+  /** The requests on the wire, when the sender can tell (the batching client cannot). */
+  readonly inFlight?: InFlight | undefined;
 }
 
 /** The delivery engine wired to the real network and a clock (the real one unless given), for one command run. */
@@ -49,12 +52,14 @@ export interface DelivererOptions {
 }
 
 export async function createDeliverer(settings: DeliverySettings, options: DelivererOptions = {}): Promise<Deliverer> {
-  const transport = createUndiciTransport({
+  const undici = createUndiciTransport({
     ca: await readCaFiles(settings.caFiles, settings.cwd),
     env: options.env,
     keepEveryBody: options.keepEveryBody,
     connectTimeoutMs: settings.timeoutMs,
   });
+  const inFlight = new AttemptsInFlight();
+  const transport = inFlight.watch(undici);
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
   let retrying = 0;
   // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.
@@ -84,6 +89,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         return retrying;
       },
       waiting,
+      inFlight,
     }),
     deliver: (body, destination, options = {}) =>
       deliverMessage(body, {
@@ -105,7 +111,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
                 options.onEvent?.(event);
               },
       }),
-    close: () => transport.close(),
+    close: () => undici.close(),
   };
   return deliverer;
 }

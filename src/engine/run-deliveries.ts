@@ -7,6 +7,7 @@ import { OrderedPool } from "../core/ordered-pool.js";
 import { describeTargets } from "../core/delivery-record.js";
 import type { OutputWriteError } from "../core/errors.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
+import type { InFlight } from "./attempts-in-flight.js";
 import type { Sender, WaitReason } from "./deliverer.js";
 import type { FailureStop } from "./failure-streak.js";
 import { RunRecorder, type RunCounts } from "./run-recorder.js";
@@ -15,12 +16,18 @@ import { RunStop, sendUntilCut } from "./run-stop.js";
 /** The live counts of a run, for a progress display. */
 export interface RunProgress {
   counts: Readonly<RunCounts>;
+  /** Jobs read from the input by this part of the run, finished or not. */
+  read: number;
+  /** The number of jobs, when known in advance (a sync). */
+  total: number | undefined;
+  /** The share of the input read so far (a file's bytes), 0 to 1, when that can be known. */
+  fractionRead: number | undefined;
   /** Deliveries now waiting to retry a URL. */
   retrying: number;
   /** Why they wait: each URL's last retryable answer and when its retries end. */
   waiting: WaitReason[];
-  /** How much of the input is done, 0 to 1, when that can be known. */
-  fraction: number | undefined;
+  /** The requests on the wire, when the sender can tell. */
+  inFlight: InFlight | undefined;
   startedAt: number;
 }
 
@@ -97,6 +104,7 @@ class DeliveryRun {
   private readonly batchSize: number;
   private readonly pendingBatch: DeliveryJob[] = [];
   private nextStartAt: number;
+  private jobsRead = 0;
 
   constructor(private readonly options: RunOptions) {
     this.recorder = new RunRecorder(options, () => this.stop.reading.abort());
@@ -112,6 +120,7 @@ class DeliveryRun {
         options.stopInput?.();
       },
       options.graceMs,
+      options.sender?.inFlight,
     );
     this.batchSize = options.batchSize ?? 1;
     this.nextStartAt = Date.now();
@@ -121,9 +130,12 @@ class DeliveryRun {
     const { options, recorder } = this;
     const progress = options.startProgress?.(() => ({
       counts: recorder.counts,
+      read: this.jobsRead,
+      total: options.total,
+      fractionRead: options.fractionRead?.(),
       retrying: options.sender?.retrying ?? 0,
       waiting: options.sender?.waiting() ?? [],
-      fraction: this.fraction(),
+      inFlight: options.sender?.inFlight,
       startedAt: this.startedAt,
     }));
     try {
@@ -160,6 +172,7 @@ class DeliveryRun {
   private async take(job: DeliveryJob): Promise<boolean> {
     const { options, recorder } = this;
     if (this.stop.reading.signal.aborted) return false;
+    this.jobsRead += 1;
     const { prepared } = job;
     if (!prepared.ok) {
       recorder.finish(job, "invalid", undefined, prepared.error);
@@ -238,15 +251,6 @@ class DeliveryRun {
     if (waitMs > 0) await systemClock.sleep(waitMs, this.stop.reading.signal);
     this.nextStartAt = Math.max(this.nextStartAt, Date.now() - 1_000) + 1_000 / ratePerSecond;
     return !this.stop.reading.signal.aborted;
-  }
-
-  /** How much of the input is done, 0 to 1: ended jobs of a known total, else the share read. */
-  private fraction(): number | undefined {
-    const { options, recorder } = this;
-    const { counts } = recorder;
-    if (options.total !== undefined)
-      return options.total === 0 ? 1 : (counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun) / options.total;
-    return options.fractionRead?.();
   }
 }
 

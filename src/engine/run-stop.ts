@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { DeliveryReport } from "../core/deliver.js";
+import type { InFlight } from "./attempts-in-flight.js";
 import type { DeliveryJob } from "./delivery-job.js";
 
 /** How long the first Ctrl-C lets deliveries in flight finish, unless the run says otherwise. */
@@ -8,7 +9,9 @@ const GRACE_MS = 5_000;
 /**
  * How a run stops: on the run's signal (the first Ctrl-C, SIGTERM, SIGHUP) or when an output
  * file cannot be written, it stops reading (`reading`), and the grace period later cuts the deliveries
- * still in flight (`cut`).
+ * still in flight (`cut`). When the run can tell which requests are on the wire (`inFlight`), the cut
+ * comes as soon as none is: a delivery only waiting to retry has nothing to finish, and a person
+ * who pressed Ctrl-C should not wait 5 s for it. It stays unfinished, sent again on resume.
  */
 export class RunStop {
   /** Aborted when the run stops reading. */
@@ -16,9 +19,13 @@ export class RunStop {
   /** Aborted the grace period after that: every delivery in flight listens to it. */
   private readonly hardStop = new AbortController();
   private graceTimer: NodeJS.Timeout | undefined;
+  private stopListening: (() => void) | undefined;
   private readonly onStop = (): void => {
     this.graceTimer = setTimeout(() => this.hardStop.abort(), this.graceMs);
     this.stopped();
+    if (this.inFlight === undefined) return;
+    if (this.inFlight.count === 0) this.hardStop.abort();
+    else this.stopListening = this.inFlight.whenNone(() => this.hardStop.abort());
   };
   private readonly onInterrupt = (): void => this.reading.abort();
 
@@ -27,6 +34,7 @@ export class RunStop {
     /** What else stopping does (not start what waits, end the input): called once. */
     private readonly stopped: () => void,
     private readonly graceMs: number = GRACE_MS,
+    private readonly inFlight?: InFlight,
   ) {
     // Every delivery in flight listens to this one signal.
     setMaxListeners(0, this.hardStop.signal);
@@ -44,6 +52,7 @@ export class RunStop {
     this.signal.removeEventListener("abort", this.onInterrupt);
     this.reading.signal.removeEventListener("abort", this.onStop);
     clearTimeout(this.graceTimer);
+    this.stopListening?.();
   }
 }
 

@@ -127,7 +127,7 @@ describe("the spinner on a terminal", () => {
     const [code] = (await exited) as [number | null];
     clearTimeout(timer);
 
-    expect(screen).toMatch(/\d+ delivered · \d+ failed · \d+ invalid · \d+%/);
+    expect(screen).toMatch(/read \d+% · \d+ of \d+ finished · \d+ delivered · \d+ failed · \d+ invalid/);
     expect(screen).not.toMatch(/Multiple concurrent spinners/);
     expect(code, screen).toBe(130);
     void receiver;

@@ -89,7 +89,7 @@ describe("it says why it waits", () => {
     wh.child.kill("SIGINT");
     await wh.exited;
     expect(stderr).toMatch(
-      /0 delivered · 0 failed · 0 invalid · 1 waiting to retry · .* waiting on http:\/\/no-such-host\.invalid\/hook: getaddrinfo ENOTFOUND no-such-host\.invalid, retrying until \d\d:\d\d:\d\d \(Ctrl-C stops, resumable\)/,
+      /0 delivered · 0 failed · 0 invalid · 1 waiting to retry · .* waiting on http:\/\/no-such-host\.invalid\/hook → getaddrinfo ENOTFOUND no-such-host\.invalid: retrying until \d\d:\d\d:\d\d — Ctrl-C stops, resumable/,
     );
   });
 

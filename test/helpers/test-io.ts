@@ -1,11 +1,15 @@
+import { clearLine, cursorTo, moveCursor } from "node:readline";
 import { PassThrough, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { CliIo, CliTimings } from "../../src/cli/io.js";
 import type { Clock } from "../../src/core/clock.js";
 import type { RunResult, WhProcess } from "../cli/run-wh.js";
 
-/** Short waits for tests: a stopped run's grace period and the progress cadence off a terminal. */
-const TEST_TIMINGS: CliTimings = { graceMs: 500, progressEveryMs: 200 };
+/**
+ * Short waits for tests: a stopped run's grace period and the progress cadence off a terminal.
+ * A request counts as hanging after the users' 5 s (a test that wants it sooner says so).
+ */
+const TEST_TIMINGS: CliTimings = { graceMs: 500, progressEveryMs: 200, hangingAfterMs: 5_000 };
 
 export interface TestIoOptions {
   cwd: string;
@@ -42,7 +46,7 @@ export function testIo(options: TestIoOptions): TestIo {
           done();
         },
       }),
-      { isTTY: options.isTTY === true },
+      options.isTTY === true ? terminalMethods() : { isTTY: false },
     );
   };
   const stdin = new PassThrough();
@@ -64,6 +68,26 @@ export function testIo(options: TestIoOptions): TestIo {
     stdin,
     output,
     interrupt: () => controller.abort(),
+  };
+}
+
+/**
+ * What a terminal's stream (tty.WriteStream) adds, as node:readline writes it: a spinner (ora)
+ * moves the cursor and clears its line with these.
+ */
+function terminalMethods(): ThisType<Writable> & Record<string, unknown> {
+  return {
+    isTTY: true,
+    columns: 120,
+    cursorTo(this: Writable, x: number, y?: number, done?: () => void) {
+      return cursorTo(this, x, y, done);
+    },
+    moveCursor(this: Writable, dx: number, dy: number, done?: () => void) {
+      return moveCursor(this, dx, dy, done);
+    },
+    clearLine(this: Writable, dir: -1 | 0 | 1, done?: () => void) {
+      return clearLine(this, dir, done);
+    },
   };
 }
 
