@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, startRecordingServer } from "../helpers/recording-server.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
+import { virtualClock } from "../helpers/virtual-clock.js";
 import { readNdjson, SECRET, trackLine } from "./replay-helpers.js";
 import { FIXTURES, makeTempDir, removeTempDirs } from "./run-wh.js";
 
@@ -102,5 +103,34 @@ describe("a certificate from an unknown issuer", () => {
     const [dead] = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
     expect(dead?.reason).toBe(`${receiver.url} → ${hint}; no request was sent`);
     expect(receiver.requests).toHaveLength(0);
+  });
+});
+
+describe("wh send's retry window", () => {
+  const send = (port: number, extra: string[], isTTY: boolean) => {
+    const clock = virtualClock("2026-11-21T09:30:00Z");
+    const args = ["send", "track", "--user-id", "u1", "--event", "E", "--url", `http://127.0.0.1:${port}/hook`, ...extra];
+    return { clock, result: runInProcess(args, { env, isTTY, clock }) };
+  };
+  const waited = (slept: number[]): number => slept.reduce((sum, ms) => sum + ms, 0);
+
+  it("is a minute when stderr is a terminal: a person waits for the answer", async () => {
+    const { clock, result } = send(await closedPort(), [], true);
+    const { code, stdout } = await result;
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/nothing is listening on 127\.0\.0\.1:\d+ \(connection refused\) \(retry window closed\)/);
+    expect(waited(clock.slept)).toBeLessThanOrEqual(60_000);
+  });
+
+  it("is Segment's 4 h off a terminal, and --retry-window wins on one", async () => {
+    const port = await closedPort();
+    const script = send(port, [], false);
+    const explicit = send(port, ["--retry-window", "2h"], true);
+    expect((await script.result).code).toBe(1);
+    expect((await explicit.result).code).toBe(1);
+    // No retry is further than 10 min: a window given up before 1 min had passed would be 1 min long.
+    expect(waited(script.clock.slept)).toBeGreaterThan(4 * 3_600_000 - 600_000);
+    expect(waited(explicit.clock.slept)).toBeGreaterThan(2 * 3_600_000 - 600_000);
+    expect(waited(explicit.clock.slept)).toBeLessThanOrEqual(2 * 3_600_000);
   });
 });

@@ -18,6 +18,14 @@ import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
 
 type SendFlags = FlagValues<typeof sendFlags>;
 
+/**
+ * The retry window of a send whose stderr is a terminal: a person typed one message and watches
+ * for its answer, so a receiver that is down (not started yet, the wrong port) ends in a minute
+ * with a failure they can read, not 4 h of retries. Scripts keep Segment's 4 h, as replays do;
+ * --retry-window sets either.
+ */
+const TERMINAL_RETRY_WINDOW_MS = 60_000;
+
 /** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
 export async function runSend(type: string, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
@@ -41,7 +49,8 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     output.result(`${output.out.yellow("skipped")} ${type}: its integrations turn the Webhooks destination off; nothing was sent`);
     return 0;
   }
-  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
+  const retryWindow = flags.retryWindow ?? (io.stderr.isTTY === true ? TERMINAL_RETRY_WINDOW_MS : undefined);
+  const settings = await resolveDeliverySettings({ ...flags, retryWindow }, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
   noteUnsigned(output, settings.destinations);
   // A delete's fan-out skips the sources in actions mode: the Actions webhook never sends delete.
   const sending = settings.destinations.filter((destination) => {

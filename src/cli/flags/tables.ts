@@ -120,6 +120,11 @@ export const secretFlags = flagTable({
 
 export const sendFlags = flagTable({
   ...deliveryFlags,
+  retryWindow: flag({
+    syntax: "--retry-window <duration>",
+    description: "stop retrying this long after the first attempt (default 4h; 1m when stderr is a terminal: a person is waiting)",
+    parse: duration(),
+  }),
   userId: flag({ syntax: "--user-id <id>", description: "userId" }),
   anonymousId: flag({ syntax: "--anonymous-id <id>", description: "anonymousId" }),
   event: flag({ syntax: "--event <name>", description: "track: the event name" }),

@@ -2,7 +2,7 @@ import { MESSAGE_TYPES } from "../../core/message/types.js";
 import { deadLettersListFlags, deadLettersReplayFlags, serveFlags } from "../flags/server-tables.js";
 import { audienceSyncFlags, ingestFlags, replayFlags, sendFlags, traitsSyncFlags } from "../flags/tables.js";
 import { command, examples } from "./command-spec.js";
-import { INGEST_HELP, REPLAY_HELP, RETRY_HELP, SERVE_HELP, syncHelp } from "./help.js";
+import { INGEST_HELP, REPLAY_HELP, SEND_HELP, SERVE_HELP, syncHelp } from "./help.js";
 
 /** The commands that deliver: send, replay, ingest, serve (and its dead letters), the syncs. */
 
@@ -12,7 +12,7 @@ export const send = command({
   description: "Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.",
   args: [{ syntax: "<type>", description: "identify, track, page, screen, group, alias or delete", complete: MESSAGE_TYPES }],
   flags: sendFlags,
-  help: `${RETRY_HELP}\n${examples(
+  help: `${SEND_HELP}\n${examples(
     'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
     "wh send identify --user-id u1 --trait plan=pro --trait address.city=Paris",
     "wh send alias --user-id u1 --previous-id anon-42",

@@ -13,6 +13,11 @@ Delivery:
   jitter), or longer when Retry-After (seconds or an HTTP date) asks for longer,
   never less; no attempt starts after the retry window (4h) has closed.`;
 
+export const SEND_HELP = `${RETRY_HELP}
+  When stderr is a terminal, wh send retries for 1m instead: a person is waiting for
+  the answer (a receiver not started, a wrong port). Scripts keep 4h; --retry-window
+  sets either.`;
+
 export const PROGRAM_HELP = `
 Exit codes: 0 all delivered (or signature valid); 1 an event failed or was invalid, or a
 signature did not match; 2 bad usage or configuration; 70 internal error; 74 a file wh
@@ -26,7 +31,8 @@ export const REPLAY_HELP = `${RETRY_HELP}
   go to the dead-letter file with their line number and reason. After --max-failures (100)
   identical failures in a row (same URLs, same status or error) the run stops, resumable. Exit 0
   when all were delivered or skipped, 1 when any was invalid or failed (or the run stopped so),
-  130 after Ctrl-C (the journal is kept: use --resume).
+  130 after Ctrl-C (the journal is kept: use --resume). Ctrl-C lets requests on the wire finish
+  for up to 5s; when none is (every event only waits to retry), it stops at once.
   ${examples(
     "wh replay events.ndjson --url https://example.com/hook --secret-file secret.txt",
     "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
