@@ -54,6 +54,11 @@ export class AttemptsInFlight implements InFlight {
 
   private end(attempt: { at: number }): void {
     this.started.delete(attempt);
-    if (this.started.size === 0) for (const listener of [...this.noneListeners]) listener();
+    // Told after the delivery has taken its answer (a turn later): a listener that cuts the run
+    // must not make an answer that came back count as cut off. Still none by then, or not at all.
+    if (this.started.size === 0)
+      setImmediate(() => {
+        if (this.started.size === 0) for (const listener of [...this.noneListeners]) listener();
+      });
   }
 }

@@ -39,6 +39,30 @@ describe("AttemptsInFlight", () => {
     held.answer({ kind: "error", code: "aborted", message: "cancelled" });
     await second;
     expect(inFlight.count).toBe(0);
+    // Told a turn later, once whoever awaited the answer has taken it.
+    expect(none).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(none).toBe(1);
+  });
+
+  it("does not say none is left when another request has started in the same turn", async () => {
+    const held = heldTransport();
+    const inFlight = new AttemptsInFlight();
+    const transport = inFlight.watch(held);
+    let none = 0;
+    inFlight.whenNone(() => {
+      none += 1;
+    });
+    const first = transport.post(URL_, {}, "a", OPTIONS);
+    held.answer();
+    await first;
+    // A retry's next attempt, or the next event, goes on the wire before the turn ends.
+    const next = transport.post(URL_, {}, "b", OPTIONS);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(none).toBe(0);
+    held.answer();
+    await next;
+    await new Promise((resolve) => setImmediate(resolve));
     expect(none).toBe(1);
   });
 
