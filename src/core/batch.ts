@@ -26,3 +26,11 @@ const BATCH_OVERHEAD_BYTES = batchBody([], new Date(0).toISOString()).length;
 export function fitsInBatch(count: number, bytes: number, messageBytes: number): boolean {
   return count < MAX_BATCH_MESSAGES && BATCH_OVERHEAD_BYTES + bytes + messageBytes + count <= MAX_BATCH_BYTES;
 }
+
+/**
+ * One request of Segment's Actions destination for several events: their JSON array, and what
+ * its X-Signature covers, the first event's own bytes (later events are not covered).
+ */
+export function actionsBatch(bodies: readonly string[]): { body: string; signedText: string | undefined } {
+  return { body: `[${bodies.join(",")}]`, signedText: bodies[0] };
+}

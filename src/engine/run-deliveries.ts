@@ -1,6 +1,7 @@
 import { limitHeapGrowth } from "../adapters/v8-flags.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { emptyCounts, type OutcomeCounts } from "../adapters/journal.js";
+import { actionsBatch } from "../core/batch.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { PreparedMessage } from "../core/message/prepare.js";
 import { OrderedPool } from "../core/ordered-pool.js";
@@ -221,8 +222,7 @@ class DeliveryRun {
   private async sendBatch(jobs: DeliveryJob[]): Promise<boolean> {
     const { options, recorder } = this;
     const messages = jobs.map((job) => (job.prepared as Extract<DeliveryJob["prepared"], { ok: true }>).message);
-    const body = `[${messages.map((message) => message.body).join(",")}]`;
-    const signedText = messages[0]?.body;
+    const { body, signedText } = actionsBatch(messages.map((message) => message.body));
     const first = jobs[0] as DeliveryJob;
     if (options.sender === undefined) {
       options.onDryRun?.(first, { body, signedText });
