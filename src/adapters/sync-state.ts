@@ -1,9 +1,9 @@
-import { closeSync, fsyncSync, lstatSync, renameSync, rmSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { InputError, OutputWriteError, UsageError } from "../core/errors.js";
 import { isJsonObject, parseJsonOrThrow } from "../core/message/parse-json.js";
 import { acquireLock } from "./lock-file.js";
-import { describeOutputError, openOutputFile } from "./output-file.js";
+import { describeOutputError } from "./output-file.js";
+import { openReplacedFile, type ReplacedFile } from "./replaced-file.js";
 import { describeFsError } from "./read-input.js";
 
 export type SyncKind = "audience" | "trait";
@@ -89,30 +89,18 @@ export interface SyncStateWriter {
  */
 export function openSyncStateWriter(path: string): SyncStateWriter {
   const lock = acquireLock(`${path}.lock`, `the state file ${path}`);
-  const temporary = `${path}.${process.pid}.tmp`;
-  let fd: number | undefined;
+  let file: ReplacedFile;
   try {
-    const kind = fileKind(path);
-    if (kind === "directory") throw new UsageError(`--state ${path}: is a directory`, { hint: "nothing was sent" });
-    // Renaming over a link would replace the link, not write through it; refused all the same, as every file wh writes.
-    if (kind === "special") throw new UsageError(`--state ${path}: not a regular file`, { hint: "nothing was sent" });
-    if (kind === "link")
-      throw new UsageError(`--state ${path}: is a symbolic link (wh does not write through links: give the real path)`, { hint: "nothing was sent" });
-    fd = openOutputFile(temporary, "--state", "truncate");
+    file = openReplacedFile(path, "--state");
   } catch (error) {
     lock.release();
     throw error;
   }
   return {
     save(state) {
-      const file: StateFile = { "wh-sync-state": 1, kind: state.kind, name: state.name, trait: state.trait, values: Object.fromEntries(state.values) };
+      const saved: StateFile = { "wh-sync-state": 1, kind: state.kind, name: state.name, trait: state.trait, values: Object.fromEntries(state.values) };
       try {
-        fd ??= openOutputFile(temporary, "--state", "truncate");
-        writeSync(fd, `${JSON.stringify(file)}\n`);
-        fsyncSync(fd);
-        closeSync(fd);
-        fd = undefined;
-        renameSync(temporary, path);
+        file.replace(`${JSON.stringify(saved)}\n`);
       } catch (error) {
         throw new OutputWriteError(`could not save the state ${path}: ${describeOutputError(error, path)}`, {
           cause: error,
@@ -121,20 +109,8 @@ export function openSyncStateWriter(path: string): SyncStateWriter {
       }
     },
     close() {
-      if (fd !== undefined) {
-        closeSync(fd);
-        rmSync(temporary, { force: true });
-      }
+      file.discard();
       lock.release();
     },
   };
-}
-
-function fileKind(path: string): "directory" | "link" | "special" | "file" | "missing" {
-  try {
-    const stats = lstatSync(path);
-    return stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "directory" : stats.isFile() ? "file" : "special";
-  } catch {
-    return "missing";
-  }
 }
