@@ -70,6 +70,8 @@ export interface CliTimings {
   progressEveryMs: number;
   /** How long a request may be on the wire before a run's progress counts it as hanging (default 5 s). */
   hangingAfterMs: number;
+  /** wh check: the time allowed for each answer (default Segment's 5 s); tests shorten it, users cannot. */
+  checkTimeoutMs?: number | undefined;
 }
 
 /** The global flags, as commander parses them. */

@@ -4,6 +4,7 @@ import { UsageError } from "../../core/errors.js";
 import { queueUrlProblem } from "../../core/queue-url.js";
 import { redactUrlText } from "../../core/redact.js";
 import { parseShard, type Shard } from "../../core/shard.js";
+import { closest } from "../suggest.js";
 
 /**
  * The flag parsers: each turns a flag's text into its value, or throws a usage error that names the
@@ -98,3 +99,22 @@ export const rate: Parser<number> = (text, flag) => {
   if (!Number.isFinite(perSecond) || perSecond <= 0) throw new UsageError(`${flag} ${JSON.stringify(text)}: expected events per second, such as 100 or 100/s`);
   return perSecond;
 };
+
+/** Names from a fixed list, comma-separated (`page,track`); an unknown one is refused with the known ones listed. */
+export function nameList<const V extends string>(known: readonly V[], what: string): Parser<V[]> {
+  return (text, flag) => {
+    const names = text
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== "");
+    if (names.length === 0) throw new UsageError(`${flag} ${JSON.stringify(text)}: give one or more ${what} names, comma-separated`);
+    const unknown = names.find((name) => !(known as readonly string[]).includes(name));
+    if (unknown !== undefined) {
+      const guess = closest(unknown, known);
+      throw new UsageError(`${flag}: no ${what} is named ${JSON.stringify(unknown)}${guess === undefined ? "" : ` (did you mean ${guess}?)`}`, {
+        hint: `the ${what}s are: ${known.join(", ")}`,
+      });
+    }
+    return names as V[];
+  };
+}

@@ -1,3 +1,4 @@
+import { check } from "./check.js";
 import type { Command } from "./command-spec.js";
 import { ingest, replay, send, serveCommands, syncCommands } from "./delivering.js";
 import { completion, configCommands, demo, listen, sign, verify } from "./tools.js";
@@ -9,6 +10,7 @@ export const COMMANDS: readonly Command[] = [
   ingest,
   sign,
   verify,
+  check,
   listen,
   ...serveCommands,
   ...syncCommands,

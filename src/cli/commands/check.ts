@@ -1,0 +1,111 @@
+import { resolve } from "node:path";
+import { readCaFiles } from "../../adapters/read-ca.js";
+import { describeOutputError } from "../../adapters/output-file.js";
+import { openReplacedFile, type ReplacedFile } from "../../adapters/replaced-file.js";
+import { createUndiciTransport } from "../../adapters/undici-transport.js";
+import { secretFromFlagsOrEnv } from "../../config/secret.js";
+import { type CaseName, CASE_NAMES } from "../../core/check/case-names.js";
+import { buildCases } from "../../core/check/cases.js";
+import { summarize } from "../../core/check/grade.js";
+import { junitXml } from "../../core/check/junit.js";
+import { OutputWriteError, UsageError } from "../../core/errors.js";
+import { redactUrl, redactUrlText } from "../../core/redact.js";
+import { runCheck as sendCases } from "../../engine/check/run-check.js";
+import { USER_AGENT } from "../../version.js";
+import { renderCaseResult, renderDryRun, renderSummary } from "../check-report.js";
+import type { checkFlags } from "../flags/check-tables.js";
+import type { FlagValues } from "../flags/spec.js";
+import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
+import { Output } from "../render.js";
+
+type CheckFlags = FlagValues<typeof checkFlags>;
+
+/** Segment's destination waits 5 s for the whole answer (the seed's limit). */
+const SEGMENT_TIMEOUT_MS = 5_000;
+/** The Actions batch, unless --batch-size says otherwise. */
+const DEFAULT_BATCH_SIZE = 3;
+
+/**
+ * `wh check URL`: sends the battery of cases to the user's own receiver, one attempt each, and
+ * grades the answers against what Segment's Webhooks destination requires. Exit 0 when every
+ * required case passed, 1 when one failed, 2 on bad usage (nothing sent), 130 when interrupted.
+ */
+export async function runCheck(urlText: string, flags: CheckFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const url = receiverUrl(urlText);
+  const mode = flags.mode ?? "classic";
+  if (flags.batchSize !== undefined && mode !== "actions") throw new UsageError("--batch-size: only the Actions destination sends batches: add --mode actions");
+  const names = chosenCases(flags.only?.flat(), flags.skip?.flat());
+  const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value;
+  const ca = flags.ca === undefined ? undefined : await readCaFiles(flags.ca, io.cwd);
+  const settings = {
+    mode,
+    secret,
+    userAgent: USER_AGENT,
+    batchSize: flags.batchSize ?? DEFAULT_BATCH_SIZE,
+    concurrency: flags.concurrency,
+    stamps: commandStamps(io),
+  };
+  const cases = buildCases(names, settings);
+  const output = new Output(io, globals);
+  const shown = redactUrl(url);
+  if (flags.dryRun === true) {
+    renderDryRun(output, cases, shown);
+    return 0;
+  }
+  const junitPath = flags.junit === undefined ? undefined : resolve(io.cwd, flags.junit);
+  const junit = junitPath === undefined ? undefined : openReplacedFile(junitPath, "--junit");
+  if (secret === undefined) {
+    output.log(
+      output.err.yellow("note: no shared secret: requests are sent unsigned and the signature cases are skipped (--secret-file, --secret or WH_SHARED_SECRET)"),
+    );
+  }
+  const timeoutMs = io.timings?.checkTimeoutMs ?? SEGMENT_TIMEOUT_MS;
+  const transport = createUndiciTransport({ ca, env: io.env, connectTimeoutMs: timeoutMs });
+  try {
+    output.result(`wh check ${shown} (${mode} mode)\n`);
+    const startedAt = performance.now();
+    const results = await sendCases(cases, { url, transport, timeoutMs, signal: io.signal, onResult: (result) => renderCaseResult(output, result) });
+    if (io.signal.aborted) {
+      output.warn(`interrupted after ${results.length} of ${cases.length} cases${junit === undefined ? "" : `; ${flags.junit} was not written`}`);
+      return 130;
+    }
+    const summary = summarize(results);
+    renderSummary(output, summary, results.length);
+    if (junit !== undefined && junitPath !== undefined)
+      writeJunit(junit, junitPath, junitXml(results, summary, { url: shown, mode, totalMs: performance.now() - startedAt }));
+    return summary.exitCode;
+  } finally {
+    junit?.discard();
+    await transport.close();
+  }
+}
+
+/** The receiver's URL: an absolute http or https URL, without credentials (wh check sends none). */
+function receiverUrl(text: string): URL {
+  const shown = JSON.stringify(redactUrlText(text));
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${shown} is not an absolute URL`, { hint: "give the receiver's whole URL, such as http://127.0.0.1:3000/hook" });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`${shown} is not an http or https URL`);
+  if (url.username !== "" || url.password !== "") throw new UsageError(`${shown}: wh check sends no credentials; give the URL without user:password@`);
+  return url;
+}
+
+/** The cases --only and --skip leave, in their order; none left is a usage error. */
+function chosenCases(only: readonly CaseName[] | undefined, skip: readonly CaseName[] | undefined): Set<CaseName> {
+  const names = new Set<CaseName>(only ?? CASE_NAMES);
+  for (const name of skip ?? []) names.delete(name);
+  if (names.size === 0) throw new UsageError("--only and --skip leave no case to run");
+  return names;
+}
+
+function writeJunit(junit: ReplacedFile, path: string, xml: string): void {
+  try {
+    junit.replace(xml);
+  } catch (error) {
+    throw new OutputWriteError(`could not write the JUnit report ${path}: ${describeOutputError(error, path)}`, { cause: error });
+  }
+}

@@ -1,0 +1,253 @@
+import { actionsBatch } from "../batch.js";
+import { buildRequestHeaders } from "../deliver.js";
+import { type DestinationMode, type MessageStamps, prepareMessage, type PreparedMessage } from "../message/prepare.js";
+import { MESSAGE_TYPES, type MessageType } from "../message/types.js";
+import { SIGNATURE_HEADER, signBody } from "../sign.js";
+import { type CaseName, CASE_NAMES } from "./case-names.js";
+import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeSample, TYPE_SAMPLES, UNICODE_SAMPLE } from "./samples.js";
+
+/**
+ * The battery of `wh check`, as data: each case says what it sends, what passes, and whether a
+ * failure fails the check (required) or only warns (advisory). The README's table lists them.
+ */
+
+export type Expectation = "accept" | "refuse";
+
+/** What the cases are built with. */
+export interface CheckSettings {
+  mode: DestinationMode;
+  /** Absent: no request is signed, and the signature cases are skipped. */
+  secret: string | undefined;
+  userAgent: string;
+  /** Events in the Actions batch. */
+  batchSize: number;
+  /** Requests of the burst in flight at once. */
+  concurrency: number;
+  stamps: MessageStamps;
+}
+
+/** One request of a case: the exact bytes and headers. */
+export interface CheckRequest {
+  body: string;
+  headers: Record<string, string>;
+}
+
+export interface CaseDefinition {
+  readonly name: string;
+  readonly required: boolean;
+  /** accept: 2xx within the time allowed; refuse: a 4xx. */
+  readonly expect: Expectation;
+  /** For the README and --dry-run: what is sent, what passes. */
+  readonly sends: string;
+  readonly passes: string;
+  /** What it means when a receiver accepts a request it must refuse. */
+  readonly acceptedMeans?: string;
+}
+
+/** A case made ready: its requests, or why it is not sent. */
+export interface BuiltCase {
+  readonly definition: CaseDefinition;
+  readonly requests: readonly CheckRequest[];
+  /** How many of the requests may be in flight at once; absent, one after the other. Its p99 is reported. */
+  readonly concurrency?: number | undefined;
+  /** What the developer should look at on their side, whatever the answers. */
+  readonly note?: string | undefined;
+  readonly messageIds: readonly string[];
+  readonly skip?: string | undefined;
+  /**
+   * Sent only when the first request is refused with a 4xx: the same event re-serialised by
+   * JSON.stringify and signed over those bytes. Accepted, it shows which bytes the receiver signs.
+   */
+  readonly probe?: CheckRequest | undefined;
+}
+
+type Builder = (settings: CheckSettings) => Omit<BuiltCase, "definition">;
+
+/** Requests in the burst: enough for a p99 that means something, few enough to stay short. */
+export const BURST_SIZE = 20;
+
+const NO_SECRET = "no shared secret given (--secret-file, --secret or WH_SHARED_SECRET): the signature cases need one";
+
+function typeCase(type: MessageType): Definition {
+  const special = type === "alias" ? " with the literal keys `Previous ID` and `User ID`" : type === "delete" ? " with only type, userId and timestamp" : "";
+  return {
+    required: true,
+    expect: "accept",
+    sends: `a signed ${type}${special}, in the mode's shape`,
+    passes: "2xx within 5 s",
+    build: (settings) => {
+      const message = prepare(TYPE_SAMPLES[type], settings);
+      if (!message.enabled) return { requests: [], messageIds: [], skip: `${message.skipReason ?? "not sent in this mode"}` };
+      return { requests: [signed(message.body, settings)], messageIds: ids(message) };
+    },
+  };
+}
+
+/** A signed track, the body the signature cases tamper with. */
+function trackBody(settings: CheckSettings): PreparedMessage {
+  return prepare(TYPE_SAMPLES.track, settings);
+}
+
+type Definition = Omit<CaseDefinition, "name"> & { build: Builder };
+
+/** Keyed by name: the compiler holds every name of CASE_NAMES to exactly one definition. */
+const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
+  ...(Object.fromEntries(MESSAGE_TYPES.map((type) => [type, typeCase(type)])) as Record<MessageType, Definition>),
+  "signature-wrong": {
+    required: true,
+    expect: "refuse",
+    sends: "a track whose X-Signature was made with another secret",
+    passes: "a 4xx",
+    acceptedMeans: "accepted a request signed with another secret: your receiver does not verify signatures",
+    build: (settings) => tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(`${secret}-not`, message.body) })),
+  },
+  "signature-missing": {
+    required: true,
+    expect: "refuse",
+    sends: "a track without X-Signature",
+    passes: "a 4xx",
+    acceptedMeans: "accepted a request without X-Signature: your receiver lets unsigned requests through",
+    build: (settings) => tampered(settings, (message) => ({ body: message.body, signature: undefined })),
+  },
+  "signature-reserialized": {
+    required: true,
+    expect: "refuse",
+    sends: "a track whose X-Signature was computed over the same JSON re-serialised (other spacing): equal JSON, other bytes",
+    passes: "a 4xx",
+    acceptedMeans:
+      "accepted a body whose X-Signature was computed over different bytes (the same JSON, spaced otherwise): your receiver does not verify the exact bytes it received",
+    build: (settings) =>
+      tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(secret, JSON.stringify(JSON.parse(message.body), null, 2)) })),
+  },
+  "signature-body-changed": {
+    required: true,
+    expect: "refuse",
+    sends: "a track with a valid X-Signature of its body, and then the body changed (total 99.5 became 9950)",
+    passes: "a 4xx",
+    acceptedMeans: "accepted a body changed after it was signed: your receiver does not compare the signature with the body it received",
+    build: (settings) =>
+      tampered(settings, (message, secret) => ({ body: message.body.replace('"total":99.5', '"total":9950'), signature: signBody(secret, message.body) })),
+  },
+  unicode: {
+    required: true,
+    expect: "accept",
+    sends: "a signed track with accents, CJK and an emoji, and the escapes other encoders write: `\\/`, `\\u00e9`, `\\u003c`",
+    passes: "2xx within 5 s",
+    build: (settings) => {
+      const message = prepare(UNICODE_SAMPLE, settings);
+      const exact = escapeLikeOtherEncoders(message.body);
+      return {
+        requests: [signed(exact, settings)],
+        messageIds: ids(message),
+        probe: settings.secret === undefined ? undefined : signed(message.body, settings),
+      };
+    },
+  },
+  "large-event": {
+    required: true,
+    expect: "accept",
+    sends: `a signed track of ${LARGE_EVENT_BYTES.toLocaleString("en")} bytes, just under the 32 KB limit`,
+    passes: "2xx within 5 s",
+    build: (settings) => {
+      const short = prepare(largeSample(0), settings).body.length;
+      const message = prepare(largeSample(LARGE_EVENT_BYTES - short), settings);
+      return { requests: [signed(message.body, settings)], messageIds: ids(message) };
+    },
+  },
+  "full-context": {
+    required: true,
+    expect: "accept",
+    sends: "a signed track as Segment holds it: version 2, full context, receivedAt, sentAt, _metadata (classic: its classic shape, context kept)",
+    passes: "2xx within 5 s",
+    build: (settings) => {
+      const message = prepare({ ...FULL_CONTEXT_SAMPLE, messageId: settings.stamps.newId() }, settings);
+      return { requests: [signed(message.body, settings)], messageIds: ids(message) };
+    },
+  },
+  batch: {
+    required: true,
+    expect: "accept",
+    sends: "actions mode: a JSON array of --batch-size events (default 3), X-Signature over the first event, as Segment signs batches",
+    passes: "2xx within 5 s",
+    build: (settings) => {
+      if (settings.mode !== "actions") return { requests: [], messageIds: [], skip: "the classic destination never sends batches (--mode actions)" };
+      const kinds: MessageType[] = ["identify", "track", "page"];
+      const messages = Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
+      const batch = actionsBatch(messages.map((message) => message.body));
+      return { requests: [signed(batch.body, settings, batch.signedText)], messageIds: messages.flatMap(ids) };
+    },
+  },
+  retry: {
+    required: true,
+    expect: "accept",
+    sends: "a signed track twice, the same bytes (a retry), then the same event with a new messageId",
+    passes: "all three 2xx; whether the retry was processed once cannot be seen from outside: look up the messageIds",
+    build: (settings) => {
+      const message = trackBody(settings);
+      const again = trackBody(settings);
+      const request = signed(message.body, settings);
+      const messageIds = [...ids(message), ...ids(again)];
+      return { requests: [request, request, signed(again.body, settings)], messageIds, note: retryNote(messageIds) };
+    },
+  },
+  burst: {
+    required: false,
+    expect: "accept",
+    sends: `${BURST_SIZE} signed tracks, --concurrency at once (default 10)`,
+    passes: "all 2xx within 5 s; the p99 latency is reported",
+    build: (settings) => {
+      const messages = Array.from({ length: BURST_SIZE }, () => trackBody(settings));
+      const requests = messages.map((message) => signed(message.body, settings));
+      return { requests, concurrency: settings.concurrency, messageIds: messages.flatMap(ids) };
+    },
+  },
+};
+
+/** Every case, in the order they run and are listed. */
+export const CHECK_CASES: readonly CaseDefinition[] = CASE_NAMES.map((name) => {
+  const { build: _build, ...definition } = DEFINITIONS[name];
+  return { name, ...definition };
+});
+
+/** The chosen cases, in the order they run, built (or skipped with the reason). */
+export function buildCases(names: ReadonlySet<CaseName>, settings: CheckSettings): BuiltCase[] {
+  return CASE_NAMES.filter((name) => names.has(name)).map((name) => {
+    const { build, ...rest } = DEFINITIONS[name];
+    const definition = { name, ...rest };
+    const needsSecret = definition.expect === "refuse" && settings.secret === undefined;
+    return needsSecret ? { definition, requests: [], messageIds: [], skip: NO_SECRET } : { definition, ...build(settings) };
+  });
+}
+
+function retryNote(messageIds: readonly string[]): string {
+  const [retried, fresh] = messageIds;
+  return `idempotency cannot be seen from outside: on your side, messageId ${retried} (sent twice, the same bytes: a retry) must have been processed once, and messageId ${fresh} (the same event, a new messageId) once too`;
+}
+
+function prepare(input: Record<string, unknown>, settings: CheckSettings): PreparedMessage {
+  const prepared = prepareMessage(input, settings.stamps, { mode: settings.mode });
+  // The samples are wh's own: a refusal is a bug here, not the user's input.
+  if (!prepared.ok) throw new Error(`wh check's own ${String(input.type)} sample is invalid: ${prepared.error}`);
+  return prepared.message;
+}
+
+function ids(message: PreparedMessage): string[] {
+  return message.messageId === undefined ? [] : [message.messageId];
+}
+
+/** The request Segment would send: signed (when there is a secret) over `signedText`, the body unless a batch. */
+function signed(body: string, settings: CheckSettings, signedText = body): CheckRequest {
+  return { body, headers: buildRequestHeaders(signedText, settings.userAgent, settings.secret) };
+}
+
+/** A signed track with its body or signature tampered with (only built with a secret). */
+function tampered(
+  settings: CheckSettings,
+  change: (message: PreparedMessage, secret: string) => { body: string; signature: string | undefined },
+): Omit<BuiltCase, "definition"> {
+  const message = trackBody(settings);
+  const { body, signature } = change(message, settings.secret as string);
+  const headers = buildRequestHeaders(body, settings.userAgent, undefined);
+  if (signature !== undefined) headers[SIGNATURE_HEADER] = signature;
+  return { requests: [{ body, headers }], messageIds: ids(message) };
+}
