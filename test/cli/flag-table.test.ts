@@ -3,6 +3,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { completionScript } from "../../src/cli/completion.js";
 import { duration, host, oneOf, queueUrl, rate, shard, size, wholeNumber } from "../../src/cli/flags/parsers.js";
 import { type FlagValues, longName, parseFlags } from "../../src/cli/flags/spec.js";
+import * as checkTables from "../../src/cli/flags/check-tables.js";
 import * as serverTables from "../../src/cli/flags/server-tables.js";
 import * as tables from "../../src/cli/flags/tables.js";
 import { COMMANDS } from "../../src/cli/registry/index.js";
@@ -13,7 +14,7 @@ import { MESSAGE_TYPES } from "../../src/core/message/types.js";
 // types, completion and the resume command are made from them.
 
 describe("the flag tables", () => {
-  const everyTable = Object.entries({ ...tables, ...serverTables }).filter(([, value]) => typeof value === "object" && !("syntax" in value));
+  const everyTable = Object.entries({ ...tables, ...serverTables, ...checkTables }).filter(([, value]) => typeof value === "object" && !("syntax" in value));
 
   it.each(everyTable)("%s: each key is the name commander gives its flag's value", (_name, table) => {
     for (const [key, spec] of Object.entries(table)) expect(new Option(spec.syntax, spec.description).attributeName(), spec.syntax).toBe(key);

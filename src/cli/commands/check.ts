@@ -60,7 +60,8 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
     );
   }
   const timeoutMs = io.timings?.checkTimeoutMs ?? SEGMENT_TIMEOUT_MS;
-  const transport = createUndiciTransport({ ca, env: io.env, connectTimeoutMs: timeoutMs });
+  // Every answer's start is kept: what a receiver said when it accepted a bad signature is worth showing.
+  const transport = createUndiciTransport({ ca, env: io.env, connectTimeoutMs: timeoutMs, keepEveryBody: true });
   try {
     output.result(`wh check ${shown} (${mode} mode)\n`);
     const startedAt = performance.now();

@@ -1,0 +1,283 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CASE_NAMES } from "../../src/core/check/case-names.js";
+import { runInProcess } from "../helpers/in-process.js";
+import { makeTempDir, removeTempDirs } from "./run-wh.js";
+import { junitFailures } from "./junit-check.js";
+
+// wh check against receivers written here, as a developer would write them: each fails exactly
+// the cases it should, with the reason in the output.
+
+const SECRET = "s3cret-check";
+
+type Answer = (request: IncomingMessage, body: Buffer, response: ServerResponse) => void;
+
+interface Receiver {
+  url: string;
+  /** How many requests arrived. */
+  count(): number;
+  close(): Promise<void>;
+}
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+});
+afterAll(removeTempDirs);
+
+async function startReceiver(answer: Answer): Promise<Receiver> {
+  let count = 0;
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      count += 1;
+      answer(request, Buffer.concat(chunks), response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const receiver = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    count: () => count,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  receivers.push(receiver);
+  return receiver;
+}
+
+function hmac(bytes: Buffer | string): Buffer {
+  return createHmac("sha1", SECRET).update(bytes).digest();
+}
+
+function signatureMatches(request: IncomingMessage, signed: Buffer | string): boolean {
+  const given = Buffer.from(String(request.headers["x-signature"] ?? ""), "hex");
+  const expected = hmac(signed);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** What a correct receiver signs: the raw bytes, or a batch's first event as Segment serialises it. */
+function correctlySigned(body: Buffer): Buffer | string {
+  return body[0] === 0x5b ? JSON.stringify((JSON.parse(body.toString("utf8")) as unknown[])[0]) : body;
+}
+
+function answer(response: ServerResponse, status: number, text = ""): void {
+  response.writeHead(status, { "content-type": "text/plain" });
+  response.end(text);
+}
+
+/** Verifies with `signed`, then lets `then` answer (default 200). */
+function verifying(signed: (body: Buffer) => Buffer | string, then: Answer = (_request, _body, response) => answer(response, 200, "ok")): Answer {
+  return (request, body, response) => (signatureMatches(request, signed(body)) ? then(request, body, response) : answer(response, 401, "bad signature"));
+}
+
+const correct = verifying(correctlySigned);
+
+async function check(receiver: Receiver, args: readonly string[] = [], options: Parameters<typeof runInProcess>[1] = {}) {
+  return runInProcess(["check", receiver.url, "--secret", SECRET, ...args], options);
+}
+
+/** The cases of --json output by outcome. */
+function outcomes(stdout: string): Record<string, string[]> {
+  const records = stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { case?: string; outcome?: string });
+  const by: Record<string, string[]> = {};
+  for (const record of records) {
+    if (record.case === undefined) continue;
+    const outcome = record.outcome as string;
+    by[outcome] = [...(by[outcome] ?? []), record.case];
+  }
+  return by;
+}
+
+const CLASSIC_SKIPPED = ["batch"];
+const ACTIONS_SKIPPED = ["delete"];
+const SIGNATURE_CASES = ["signature-wrong", "signature-missing", "signature-reserialized", "signature-body-changed"];
+
+describe("wh check: a correct receiver (raw bytes, constant-time comparison)", () => {
+  it("passes every case in classic mode, exit 0, with a table", async () => {
+    const receiver = await startReceiver(correct);
+    const result = await check(receiver);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    for (const name of CASE_NAMES.filter((each) => !CLASSIC_SKIPPED.includes(each))) expect(result.stdout).toMatch(new RegExp(`✔ pass  ${name} `));
+    expect(result.stdout).toContain("- skip  batch");
+    expect(result.stdout).toMatch(/burst .*p50 \d+ms, p99 \d+ms \(advisory\)/);
+    expect(result.stdout).toContain("16 passed, 0 failed, 1 skipped");
+  });
+
+  it("passes every case in actions mode, the batch signed over its first event included", async () => {
+    const receiver = await startReceiver(correct);
+    const result = await check(receiver, ["--mode", "actions", "--batch-size", "5", "--json"]);
+    expect(result.code).toBe(0);
+    expect(outcomes(result.stdout)).toEqual({ pass: CASE_NAMES.filter((name) => !ACTIONS_SKIPPED.includes(name)), skip: ACTIONS_SKIPPED });
+    const summary = JSON.parse(result.stdout.trim().split("\n").at(-1) as string);
+    expect(summary).toEqual({ summary: true, cases: CASE_NAMES.length, passed: CASE_NAMES.length - 1, failed: 0, warned: 0, skipped: 1, exitCode: 0 });
+  });
+
+  it("names the two messageIds of the retry: idempotency cannot be seen from outside", async () => {
+    const receiver = await startReceiver(correct);
+    let id = 0;
+    const result = await check(receiver, ["--only", "retry", "--json"], { newId: () => `id-${++id}` });
+    const record = JSON.parse(result.stdout.split("\n")[0] as string);
+    expect(record).toMatchObject({ case: "retry", outcome: "pass", messageIds: ["id-1", "id-2"] });
+    expect(record.note).toContain("idempotency cannot be seen from outside");
+    expect(record.note).toMatch(/messageId id-1 \(sent twice.*messageId id-2/);
+    expect(receiver.count()).toBe(3);
+  });
+});
+
+describe("wh check: receivers that are wrong", () => {
+  it("one that verifies JSON.stringify(JSON.parse(body)) fails the unicode case, and says why precisely", async () => {
+    const receiver = await startReceiver(verifying((body) => JSON.stringify(JSON.parse(body.toString("utf8")))));
+    const result = await check(receiver, ["--json"]);
+    expect(result.code).toBe(1);
+    expect(outcomes(result.stdout).fail).toEqual(["unicode"]);
+    expect(result.stdout).toContain("accepted the same event re-serialised by JSON.stringify");
+    expect(result.stdout).toContain("your receiver verifies JSON.stringify(req.body), not the raw bytes it received");
+  });
+
+  it("one that accepts any signature fails the four signature cases, each with its reason", async () => {
+    const receiver = await startReceiver((_request, _body, response) => answer(response, 200, "ok"));
+    const result = await check(receiver);
+    expect(result.code).toBe(1);
+    for (const name of SIGNATURE_CASES) expect(result.stdout).toMatch(new RegExp(`✖ FAIL  ${name} +HTTP 200`));
+    expect(result.stdout).toContain("accepted a request signed with another secret: your receiver does not verify signatures (HTTP 200: ok)");
+    expect(result.stdout).toContain("accepted a request without X-Signature");
+    expect(result.stdout).toContain("accepted a body whose X-Signature was computed over different bytes");
+    expect(result.stdout).toContain("accepted a body changed after it was signed");
+    expect(result.stdout).toContain("12 passed, 4 failed, 1 skipped");
+  });
+
+  it("one that 500s on an alias fails the alias case only, its answer neutralised", async () => {
+    const receiver = await startReceiver(
+      verifying(correctlySigned, (_request, body, response) =>
+        body.includes('"Previous ID"') ? answer(response, 500, "boom \u001b[2J\u001b]0;owned\u0007") : answer(response, 200),
+      ),
+    );
+    const result = await check(receiver);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✖ FAIL {2}alias +HTTP 500/);
+    expect(result.stdout).toContain("crashed (HTTP 500: boom \\x1b[2J\\x1b]0;owned\\x07): Segment retries a 5xx for up to 4 hours");
+    expect(result.stdout).not.toContain("\u001b");
+    expect(result.stdout).toContain("15 passed, 1 failed, 1 skipped");
+  });
+
+  it("one that refuses batches fails the batch case only (actions mode)", async () => {
+    const receiver = await startReceiver(verifying(correctlySigned, (_request, body, response) => answer(response, body[0] === 0x5b ? 400 : 200)));
+    const result = await check(receiver, ["--mode", "actions", "--json"]);
+    expect(result.code).toBe(1);
+    expect(outcomes(result.stdout).fail).toEqual(["batch"]);
+    expect(result.stdout).toContain("refused it (HTTP 400): Segment does not retry a 4xx: the event would be lost");
+  });
+
+  it("one that answers after 6 s fails every case, naming the duplicates Segment would cause", async () => {
+    const timers = new Set<NodeJS.Timeout>();
+    const receiver = await startReceiver((_request, _body, response) => timers.add(setTimeout(() => answer(response, 200), 6_000)));
+    let id = 0;
+    // Segment's 5 s, shortened for the test (io.timings): the receiver is far slower either way.
+    const result = await check(receiver, ["--json"], { timings: { checkTimeoutMs: 150 }, newId: () => `id-${++id}` });
+    for (const timer of timers) clearTimeout(timer);
+    expect(result.code).toBe(1);
+    const by = outcomes(result.stdout);
+    expect(by.fail).toEqual(CASE_NAMES.filter((name) => !CLASSIC_SKIPPED.includes(name) && name !== "burst"));
+    expect(by.warn).toEqual(["burst"]);
+    const identify = JSON.parse(result.stdout.split("\n")[0] as string);
+    expect(identify.reason).toBe(
+      "no answer within 150ms: Segment gives up at 150ms and sends the event again, so your receiver would get messageId id-1 twice or more (a duplicate for every retry until it answers in time)",
+    );
+    expect(result.stdout).toContain("refuse a request that fails verification at once, with a 4xx");
+  });
+});
+
+describe("wh check --junit", () => {
+  it("writes JUnit XML that parses, with the failures and their reasons, and never the secret", async () => {
+    const receiver = await startReceiver((_request, _body, response) => answer(response, 200, `<ok & "fine">`));
+    const dir = await makeTempDir();
+    const result = await check(receiver, ["--junit", "report.xml"], { cwd: dir });
+    expect(result.code).toBe(1);
+    const xml = readFileSync(join(dir, "report.xml"), "utf8");
+    expect(xml).not.toContain(SECRET);
+    const failures = junitFailures(xml);
+    expect(failures.map((failure) => failure.name)).toEqual(SIGNATURE_CASES);
+    expect(failures[0]?.message).toContain('does not verify signatures (HTTP 200: <ok & "fine">)');
+    expect(xml).toMatch(/<testsuite name="wh check http:\/\/127\.0\.0\.1:\d+\/hook \(classic\)" tests="17" failures="4" errors="0" skipped="1"/);
+  });
+});
+
+describe("wh check without a secret, and --dry-run", () => {
+  it("skips the signature cases with one line saying why, and sends the others unsigned", async () => {
+    const receiver = await startReceiver((request, _body, response) => answer(response, request.headers["x-signature"] === undefined ? 200 : 400));
+    const result = await runInProcess(["check", receiver.url]);
+    expect(result.code).toBe(0);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toContain("no shared secret: requests are sent unsigned and the signature cases are skipped");
+    for (const name of SIGNATURE_CASES) expect(result.stdout).toContain(`- skip  ${name}`);
+    expect(result.stdout).toContain("12 passed, 0 failed, 5 skipped");
+  });
+
+  it("--dry-run lists every case with its exact bytes and headers, signature but never the secret, and sends nothing", async () => {
+    const receiver = await startReceiver(correct);
+    const result = await check(receiver, ["--dry-run", "--json"]);
+    expect(result.code).toBe(0);
+    expect(receiver.count()).toBe(0);
+    expect(result.stdout).not.toContain(SECRET);
+    const records = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(new Set(records.map((record) => record.case))).toEqual(new Set(CASE_NAMES));
+    const unicode = records.filter((record) => record.case === "unicode");
+    expect(unicode[0].body).toContain("https:\\/\\/example.com\\/menu");
+    expect(unicode[0].body).toContain("brûl\\u00e9e");
+    expect(unicode[0].body).toContain("\\u003cb\\u003eTom \\u0026 Jerry");
+    expect(unicode[0].headers["X-Signature"]).toBe(hmac(unicode[0].body).toString("hex"));
+    expect(JSON.parse(unicode[0].body)).toEqual(JSON.parse(unicode[1].body));
+    expect(unicode[1]).toMatchObject({ probe: true });
+    const batch = records.find((record) => record.case === "batch");
+    expect(batch).toEqual({ dryRun: true, case: "batch", skipped: "the classic destination never sends batches (--mode actions)" });
+  });
+});
+
+describe("wh check: bad usage exits 2 and sends nothing", () => {
+  it.each([
+    [["not a url"], '"not a url" is not an absolute URL'],
+    [["ftp://127.0.0.1/hook"], '"ftp://127.0.0.1/hook" is not an http or https URL'],
+    [["URL", "--only", "alias,aliass"], '--only: no case is named "aliass" (did you mean alias?)'],
+    [["URL", "--skip", "nope"], '--skip: no case is named "nope"'],
+    [["URL", "--only", "alias", "--skip", "alias"], "--only and --skip leave no case to run"],
+    [["URL", "--secret-file", "missing.txt"], "--secret-file missing.txt: no such file"],
+    [["URL", "--batch-size", "4"], "--batch-size: only the Actions destination sends batches: add --mode actions"],
+    [["URL", "--mode", "actions", "--batch-size", "1"], '--batch-size "1": expected a whole number from 2 to 4000'],
+    [["URL", "--junit", "no/such/dir/report.xml"], "--junit"],
+  ])("wh check %j", async (args, message) => {
+    const receiver = await startReceiver(correct);
+    const result = await runInProcess(["check", ...args.map((arg) => (arg === "URL" ? receiver.url : arg))]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(receiver.count()).toBe(0);
+  });
+
+  it("names the known cases when one is unknown", async () => {
+    const result = await runInProcess(["check", "http://127.0.0.1:9/hook", "--only", "nope"]);
+    expect(result.stderr).toContain(`the cases are: ${CASE_NAMES.join(", ")}`);
+  });
+
+  it("a secret file that cannot be read is a usage error", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "secret.txt"), "");
+    const result = await runInProcess(["check", "http://127.0.0.1:9/hook", "--secret-file", "secret.txt"], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--secret-file secret.txt: the file is empty");
+  });
+});
