@@ -1,4 +1,4 @@
-import type { WebhookTarget } from "../core/deliver.js";
+import { destinationTimeoutMs, type WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { redactUrl } from "../core/redact.js";
 import { loadConfig } from "./load.js";
@@ -41,7 +41,7 @@ export interface Destination {
   method: HttpMethod;
   /** Events per request: 1 is one event per request; more is an Actions batch (a JSON array). */
   batchSize: number;
-  /** How long one attempt waits for its answer: --timeout, else the mode's (ACTIONS_TIMEOUT_MS or DEFAULT_TIMEOUT_MS). */
+  /** How long one attempt waits for its answer: --timeout, else the mode's (destinationTimeoutMs). */
   timeoutMs: number;
 }
 
@@ -62,9 +62,6 @@ export interface DeliverySettings {
 /** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
 export type SourceSelection = "one" | "all-enabled" | "all";
 
-const DEFAULT_TIMEOUT_MS = 5_000;
-/** Segment's Actions destinations wait 10 s for an answer (actions-core request-client.ts, DEFAULT_REQUEST_TIMEOUT). */
-const ACTIONS_TIMEOUT_MS = 10_000;
 const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
 
 /** Flags override the environment, the environment overrides the config file. */
@@ -74,7 +71,7 @@ export async function resolveDeliverySettings(
   cwd: string,
   selection: SourceSelection = "one",
 ): Promise<DeliverySettings> {
-  const timeoutMs = flags.timeout ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = flags.timeout ?? destinationTimeoutMs("classic");
   const retryWindowMs = flags.retryWindow ?? DEFAULT_RETRY_WINDOW_MS;
   const maxAttempts = flags.maxAttempts ?? Number.POSITIVE_INFINITY;
   const secret = await secretFromFlagsOrEnv(flags, env, cwd);
@@ -100,7 +97,7 @@ export async function resolveDeliverySettings(
       writeKey: choice.writeKey,
       enabled: choice.enabled,
       ...shape,
-      timeoutMs: flags.timeout === undefined && shape.mode === "actions" ? ACTIONS_TIMEOUT_MS : timeoutMs,
+      timeoutMs: flags.timeout ?? destinationTimeoutMs(shape.mode),
       targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),

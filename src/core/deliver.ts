@@ -1,4 +1,5 @@
 import type { Clock } from "./clock.js";
+import type { DestinationMode } from "./message/prepare.js";
 import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
@@ -11,6 +12,14 @@ export interface WebhookTarget {
 }
 
 export type TransportResult = AttemptOutcome;
+
+/**
+ * How long Segment's destination waits for the whole answer: 5 s for the classic one (the seed),
+ * 10 s for the Actions ones (actions-core request-client.ts, DEFAULT_REQUEST_TIMEOUT).
+ */
+export function destinationTimeoutMs(mode: DestinationMode): number {
+  return mode === "actions" ? 10_000 : 5_000;
+}
 
 /**
  * The narrow port to the network: undici in use, anything that posts bytes in tests. A string

@@ -8,6 +8,7 @@ import { type CaseName, CASE_NAMES } from "../../core/check/case-names.js";
 import { buildCases } from "../../core/check/cases.js";
 import { summarize } from "../../core/check/grade.js";
 import { junitXml } from "../../core/check/junit.js";
+import { destinationTimeoutMs } from "../../core/deliver.js";
 import { OutputWriteError, UsageError } from "../../core/errors.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { runCheck as sendCases } from "../../engine/check/run-check.js";
@@ -20,8 +21,6 @@ import { Output } from "../render.js";
 
 type CheckFlags = FlagValues<typeof checkFlags>;
 
-/** Segment's destination waits 5 s for the whole answer (the seed's limit). */
-const SEGMENT_TIMEOUT_MS = 5_000;
 /** The Actions batch, unless --batch-size says otherwise. */
 const DEFAULT_BATCH_SIZE = 3;
 
@@ -59,7 +58,7 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
       output.err.yellow("note: no shared secret: requests are sent unsigned and the signature cases are skipped (--secret-file, --secret or WH_SHARED_SECRET)"),
     );
   }
-  const timeoutMs = io.timings?.checkTimeoutMs ?? SEGMENT_TIMEOUT_MS;
+  const timeoutMs = io.timings?.checkTimeoutMs ?? destinationTimeoutMs(mode);
   // Every answer's start is kept: what a receiver said when it accepted a bad signature is worth showing.
   const transport = createUndiciTransport({ ca, env: io.env, connectTimeoutMs: timeoutMs, keepEveryBody: true });
   try {
