@@ -1,12 +1,12 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CASE_NAMES } from "../../src/core/check/case-names.js";
-import { runInProcess } from "../helpers/in-process.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { makeTempDir, removeTempDirs } from "./run-wh.js";
 import { junitFailures } from "./junit-check.js";
 
@@ -212,6 +212,21 @@ describe("wh check --junit", () => {
     expect(failures.map((failure) => failure.name)).toEqual(SIGNATURE_CASES);
     expect(failures[0]?.message).toContain('does not verify signatures (HTTP 200: <ok & "fine">)');
     expect(xml).toMatch(/<testsuite name="wh check http:\/\/127\.0\.0\.1:\d+\/hook \(classic\)" tests="17" failures="4" errors="0" skipped="1"/);
+  });
+});
+
+describe("wh check interrupted", () => {
+  it("stops at Ctrl-C with exit 130, grades nothing half-answered, and writes no JUnit report", async () => {
+    const receiver = await startReceiver(() => undefined); // never answers
+    const dir = await makeTempDir();
+    const wh = await startInProcess(["check", receiver.url, "--secret", SECRET, "--junit", "report.xml"], { cwd: dir });
+    await expect.poll(() => receiver.count()).toBe(1);
+    wh.child.kill("SIGINT");
+    const result = await wh.exited;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain("interrupted after 0 of 17 cases; report.xml was not written");
+    expect(result.stdout).not.toContain("FAIL");
+    expect(readdirSync(dir).filter((name) => name.includes("report"))).toEqual([]);
   });
 });
 
