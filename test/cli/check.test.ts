@@ -215,6 +215,20 @@ describe("wh check --junit", () => {
   });
 });
 
+describe("wh check: a receiver that cannot be reached", () => {
+  it("fails the first case with the connection error and skips the rest, saying why", async () => {
+    const receiver = await startReceiver(correct);
+    await receiver.close();
+    const result = await check(receiver, ["--json"]);
+    expect(result.code).toBe(1);
+    const by = outcomes(result.stdout);
+    expect(by.fail).toEqual(["identify"]);
+    expect(by.skip).toHaveLength(CASE_NAMES.length - 1);
+    expect(result.stdout).toMatch(/"reason":"no answer: connect ECONNREFUSED 127\.0\.0\.1:\d+"/);
+    expect(result.stdout).toMatch(/"case":"track".*"reason":"not sent: the receiver could not be reached \(connect ECONNREFUSED/);
+  });
+});
+
 describe("wh check interrupted", () => {
   it("stops at Ctrl-C with exit 130, grades nothing half-answered, and writes no JUnit report", async () => {
     const receiver = await startReceiver(() => undefined); // never answers

@@ -71,6 +71,17 @@ export function wantsProbe(first: Observation): boolean {
   return meets("refuse", first.outcome);
 }
 
+/**
+ * Why the receiver cannot be reached at all, when every request of a case failed to connect
+ * (refused, DNS, an untrusted certificate): the cases after it would only fail the same way.
+ */
+export function unreachableReason(observations: readonly Observation[]): string | undefined {
+  const first = observations[0]?.outcome;
+  const unreachable = (outcome: AttemptOutcome) => outcome.kind === "error" && (outcome.code === "connection" || outcome.code === "tls");
+  if (first === undefined || !observations.every((each) => unreachable(each.outcome))) return undefined;
+  return `not sent: the receiver could not be reached (${describeOutcome(first)})`;
+}
+
 /** The summary of every case's result. */
 export function summarize(results: readonly CaseResult[]): CheckSummary {
   const count = (outcome: CaseResult["outcome"]) => results.filter((result) => result.outcome === outcome).length;

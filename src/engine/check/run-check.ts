@@ -1,6 +1,6 @@
 import type { HttpTransport } from "../../core/deliver.js";
 import type { BuiltCase, CheckRequest } from "../../core/check/cases.js";
-import { type CaseResult, gradeCase, type Observation, wantsProbe } from "../../core/check/grade.js";
+import { type CaseResult, gradeCase, type Observation, unreachableReason, wantsProbe } from "../../core/check/grade.js";
 
 export interface CheckRunOptions {
   url: URL;
@@ -20,21 +20,26 @@ export interface CheckRunOptions {
  */
 export async function runCheck(cases: readonly BuiltCase[], options: CheckRunOptions): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
+  // Once the receiver cannot be reached at all, the cases after are skipped, not failed each alike.
+  let unreachable: string | undefined;
   for (const built of cases) {
-    const result = await runCase(built, options);
-    if (result === undefined) break;
-    options.onResult?.(result);
-    results.push(result);
+    const ran =
+      unreachable === undefined ? await runCase(built, options) : { result: gradeCase({ ...built, skip: unreachable }, [], undefined, options.timeoutMs) };
+    if (ran === undefined) break;
+    unreachable ??= ran.unreachable;
+    options.onResult?.(ran.result);
+    results.push(ran.result);
   }
   return results;
 }
 
-/** The case's result; undefined when the run was stopped before it had every answer. */
-async function runCase(built: BuiltCase, options: CheckRunOptions): Promise<CaseResult | undefined> {
+/** The case's result (and why the receiver cannot be reached, if so); undefined when the run was stopped before every answer. */
+async function runCase(built: BuiltCase, options: CheckRunOptions): Promise<{ result: CaseResult; unreachable?: string | undefined } | undefined> {
   const observations = await sendAll(built.requests, built.concurrency ?? 1, options);
   const first = observations[0];
   const probe = built.probe !== undefined && first !== undefined && wantsProbe(first) ? await send(built.probe, options) : undefined;
-  return options.signal.aborted ? undefined : gradeCase(built, observations, probe, options.timeoutMs);
+  if (options.signal.aborted) return undefined;
+  return { result: gradeCase(built, observations, probe, options.timeoutMs), unreachable: unreachableReason(observations) };
 }
 
 /** The requests in their order, `concurrency` of them in flight at once; each observation at its request's index. */
