@@ -80,13 +80,13 @@ function typeCase(type: MessageType): Definition {
     passes: IN_TIME,
     build: (settings) => {
       const message = prepare(TYPE_SAMPLES[type], settings);
-      if (!message.enabled) return { requests: [], messageIds: [], skip: `${message.skipReason ?? "not sent in this mode"}` };
+      if (!message.enabled) return { requests: [], messageIds: [], skip: message.skipReason ?? "not sent in this mode" };
       return { requests: [signed(message.body, settings)], messageIds: ids(message) };
     },
   };
 }
 
-/** A signed track, the body the signature cases tamper with. */
+/** The sample track, freshly stamped: what the signature, retry and burst cases send. */
 function trackBody(settings: CheckSettings): PreparedMessage {
   return prepare(TYPE_SAMPLES.track, settings);
 }
