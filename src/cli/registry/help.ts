@@ -21,9 +21,8 @@ export const SEND_HELP = `${RETRY_HELP}
 export const PROGRAM_HELP = `
 Exit codes: 0 all delivered (or signature valid, or every required check case passed); 1 an
 event failed or was invalid, or a signature did not match, or a required check case failed;
-2 bad usage or configuration; 70 internal error; 74 a file wh
-writes failed mid-run (disk full): resumable; 130 interrupted: resumable; 141 standard
-output closed (| head): resumable.
+2 bad usage or configuration; 70 internal error; 74 a file wh writes failed mid-run (disk
+full): resumable; 130 interrupted: resumable; 141 standard output closed (| head): resumable.
 ${examples('wh send track --event "Order Completed" --user-id u1 --url http://127.0.0.1:4000/', "wh listen --port 4000 --secret-file secret.txt", 'cat body.json | wh verify --secret-file secret.txt --signature "$SIG"')}`;
 
 export const REPLAY_HELP = `${RETRY_HELP}
