@@ -224,8 +224,8 @@ describe("wh check: a receiver that cannot be reached", () => {
     const by = outcomes(result.stdout);
     expect(by.fail).toEqual(["identify"]);
     expect(by.skip).toHaveLength(CASE_NAMES.length - 1);
-    expect(result.stdout).toMatch(/"reason":"no answer: connect ECONNREFUSED 127\.0\.0\.1:\d+"/);
-    expect(result.stdout).toMatch(/"case":"track".*"reason":"not sent: the receiver could not be reached \(connect ECONNREFUSED/);
+    expect(result.stdout).toMatch(/"reason":"no answer: nothing is listening on 127\.0\.0\.1:\d+ \(connection refused\)"/);
+    expect(result.stdout).toMatch(/"case":"track".*"reason":"not sent: the receiver could not be reached \(nothing is listening on 127\.0\.0\.1:\d+/);
   });
 });
 
