@@ -37,6 +37,8 @@ export interface TrackingServerOptions {
   onRefused?(path: string, refusal: Refusal): void;
   health(): Record<string, unknown>;
   metrics(): string | Promise<string>;
+  /** POST /retry: deliveries waiting to retry try again now; how many did. */
+  retry(): number;
   /** analytics-next's CDN settings for a write key, its API at `host` (host:port, as the page reached this server). */
   settings(writeKey: string, host: string): TrackingAnswer;
 }
@@ -130,6 +132,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     response.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(text);
     return;
   }
+  if (path === "/retry") return answerRetry(request, response, options);
   const settingsKey = request.method === "GET" ? settingsWriteKey(path) : undefined;
   if (settingsKey !== undefined) return answer(response, options.settings(settingsKey, reachedAt(request)), request);
   const call = trackingCall(path);
@@ -173,6 +176,28 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     headers: request.headers,
   });
   answer(response, result);
+}
+
+/**
+ * POST /retry, for the operator (curl, a script): it changes what the server does, so a web page
+ * must not reach it. Browsers send Origin with every cross-site POST (and a form's), curl and
+ * scripts none: a request that carries one is refused.
+ */
+function answerRetry(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions): void {
+  const refusal =
+    request.method !== "POST"
+      ? { status: 405, body: { success: false, code: "method_not_allowed", message: "/retry takes POST" }, headers: { allow: "POST" } }
+      : request.headers.origin !== undefined
+        ? {
+            status: 403,
+            body: {
+              success: false,
+              code: "forbidden",
+              message: "POST /retry is for the operator: a request from a web page (it has an Origin header) is refused",
+            },
+          }
+        : undefined;
+  answer(response, refusal ?? { status: 200, body: { retried: options.retry() } }, request, false);
 }
 
 /** A host name or address, with an optional port: what a Host header may be for it to be echoed. */

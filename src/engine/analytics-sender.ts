@@ -1,18 +1,19 @@
 import type { Analytics } from "../client/analytics.js";
 import type { BatchResult, QueuedMessage } from "../client/batch-sender.js";
 import type { DeliveryReport } from "../core/deliver.js";
-import type { Sender, WaitReason } from "./deliverer.js";
+import type { Sender } from "./deliverer.js";
+import type { RetryWaits } from "./retry-waits.js";
 
 /**
  * Sends a run's events through the batching Analytics client (wh ingest): each event is queued
  * when the run starts it, and ends when the batch it went out in ends. A body is the message as
  * JSON, already validated by the caller. Aborting the run's signal stops the client's batches,
- * waiting retries included, so that a Ctrl-C ends within the grace period.
+ * waiting retries included, so that a Ctrl-C ends within the grace period. `waits` must wrap the
+ * client's clock: its batches' retry waits are counted there, and "retry now" cuts them short.
  */
-export function analyticsSender(client: Analytics, abortClient: () => void): Sender & { endOfInput(): void } {
+export function analyticsSender(client: Analytics, abortClient: () => void, waits: RetryWaits): Sender & { endOfInput(): void } {
   const waiting = new Map<QueuedMessage, (report: DeliveryReport) => void>();
   const retrying = new Set<BatchResult["messages"]>();
-  let reason: WaitReason | undefined;
   const settle = (result: BatchResult): void => {
     retrying.delete(result.messages);
     for (const message of result.messages) {
@@ -23,9 +24,10 @@ export function analyticsSender(client: Analytics, abortClient: () => void): Sen
   client.on("success", settle);
   client.on("failure", settle);
   client.on("aborted", settle);
-  client.on("retry", ({ messages, reason: problem, giveUpAtMs }) => {
+  // Emitted just before the batch's wait starts: the wait is announced to `waits` in time.
+  client.on("retry", ({ messages, reason, giveUpAtMs }) => {
     retrying.add(messages);
-    reason = { url: client.batchUrl, problem, giveUpAtMs };
+    waits.announce(client.batchUrl, reason, giveUpAtMs);
   });
   let listening = false;
   // Once the input has ended, nothing more will fill a batch: what is queued goes at once (in
@@ -50,7 +52,8 @@ export function analyticsSender(client: Analytics, abortClient: () => void): Sen
       for (const messages of retrying) count += messages.length;
       return count;
     },
-    waiting: () => (retrying.size === 0 || reason === undefined ? [] : [reason]),
+    waiting: () => waits.reasons(),
+    retryNow: () => waits.retryNow(),
     send(body, signal) {
       if (!listening) {
         listening = true;

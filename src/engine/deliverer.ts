@@ -2,11 +2,12 @@ import { readCaFiles } from "../adapters/read-ca.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { createUndiciTransport } from "../adapters/undici-transport.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
-import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
+import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
 import type { Clock } from "../core/clock.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
 import { USER_AGENT } from "../version.js";
 import { AttemptsInFlight, type InFlight } from "./attempts-in-flight.js";
+import { RetryWaits, type WaitReason } from "./retry-waits.js";
 
 export interface DeliverCallOptions {
   signal?: AbortSignal | undefined;
@@ -15,12 +16,7 @@ export interface DeliverCallOptions {
   onEvent?: ((event: DeliveryEvent) => void) | undefined;
 }
 
-/** Why deliveries are waiting: a URL's last retryable answer or error, and when its retries end. */
-export interface WaitReason {
-  url: string;
-  problem: string;
-  giveUpAtMs: number;
-}
+export type { WaitReason } from "./retry-waits.js";
 
 /** What a run sends each event with: one destination (replay), or a batching client (ingest). */
 export interface Sender {
@@ -32,6 +28,8 @@ export interface Sender {
   waiting(): WaitReason[];
   /** The requests on the wire, when the sender can tell (the batching client cannot). */
   readonly inFlight?: InFlight | undefined;
+  /** Ends every wait to retry now (see RetryWaits.retryNow); returns how many were cut short. */
+  retryNow(): number;
 }
 
 /** The delivery engine wired to the real network and a clock (the real one unless given), for one command run. */
@@ -39,6 +37,8 @@ export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
   /** A sender of every event to one destination, for a run (with the retries waiting and why). */
   to(destination: Destination): Sender;
+  /** Ends every wait to retry now (see RetryWaits.retryNow); returns how many were cut short. */
+  retryNow(): number;
   close(): Promise<void>;
 }
 
@@ -61,36 +61,23 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   const inFlight = new AttemptsInFlight();
   const transport = inFlight.watch(undici);
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
-  let retrying = 0;
-  // The engine sleeps only between attempts: counting its sleeps counts the retries waiting.
-  const given = options.clock ?? systemClock;
-  const clock: Clock = {
-    now: () => given.now(),
-    async sleep(ms, signal) {
-      retrying += 1;
-      try {
-        await given.sleep(ms, signal);
-      } finally {
-        retrying -= 1;
-      }
-    },
-  };
-  // Each URL's last retryable answer, while it has deliveries waiting: what the progress line says.
-  const reasons = new Map<string, WaitReason>();
-  const observe = (event: DeliveryEvent): void => {
-    if (event.type === "retry") reasons.set(event.url, { url: event.url, problem: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs });
-    else if (event.type === "delivered") reasons.delete(event.url);
-  };
-  const waiting = (): WaitReason[] => (retrying === 0 ? [] : [...reasons.values()]);
+  // The retries waiting and why (what the progress line says), and "retry now".
+  const waits = new RetryWaits(options.clock ?? systemClock);
+  const { clock } = waits;
+  const observe = (event: DeliveryEvent): void => waits.observe(event);
+  const retryNow = (): number => waits.retryNow();
   const deliverer: Deliverer = {
+    // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
     to: (destination) => ({
       send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
       get retrying() {
-        return retrying;
+        return waits.count;
       },
-      waiting,
+      waiting: () => waits.reasons(),
       inFlight,
+      retryNow,
     }),
+    retryNow,
     deliver: (body, destination, options = {}) =>
       deliverMessage(body, {
         targets: destination.targets,

@@ -6,6 +6,7 @@ import type { OutputWriteError } from "../core/errors.js";
 import { type MessageStamps, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { browserSettings, RecentIds } from "../core/message/tracking.js";
 import { untrusted } from "../core/untrusted.js";
+import type { WaitReason } from "./deliverer.js";
 import type { RunSummary } from "./run-deliveries.js";
 import type { DeliveryJob, JobOutcome } from "./delivery-job.js";
 import { createAccept, type AcceptedRequest, type Source } from "./serve/accept.js";
@@ -63,6 +64,10 @@ export interface ServeHandle {
   dataDir: string;
   /** Resolves once `signal` has stopped the server and the forwarders have ended. */
   done: Promise<RunSummary[]>;
+  /** Deliveries waiting to retry, and why, per URL (none when this process does not forward). */
+  waiting(): WaitReason[];
+  /** Every delivery waiting to retry tries again now (POST /retry, a key, SIGUSR1); returns how many. */
+  retryNow(): number;
 }
 
 /**
@@ -82,6 +87,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   store.addMetrics(metrics.registry);
   const stamps = clockStamps(options.clock, options.newId);
   let forwarding: Forwarding | undefined;
+  const retryNow = (): number => forwarding?.retryNow() ?? 0;
   let server: Awaited<ReturnType<typeof startTrackingServer>> | undefined;
   try {
     if (options.role !== "accept") forwarding = await startForwarding(store, jobMaker(sourceOf, sources, stamps), metrics, options);
@@ -119,6 +125,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
           ? { status: 404, body: { success: false, code: "unknown_write_key", message: "unknown write key" } }
           : { status: 200, body: browserSettings(writeKey, host) },
       health: () => ({ status: "ok", role: options.role ?? "both", ...store.health(), retrying: retrying() }),
+      retry: retryNow,
       metrics: async () => {
         await store.refreshMetrics();
         return metrics.registry.render();
@@ -134,7 +141,15 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     await listening.close();
     return stop(forwarding, store);
   })();
-  return { url: listening.url, port: listening.port, recovered: store.recovered, dataDir: options.dataDir, done };
+  return {
+    url: listening.url,
+    port: listening.port,
+    recovered: store.recovered,
+    dataDir: options.dataDir,
+    done,
+    waiting: () => forwarding?.waiting() ?? [],
+    retryNow,
+  };
 }
 
 /** Accepted events a forwarder may lag behind while its webhook keeps up, before accepting waits for it. */

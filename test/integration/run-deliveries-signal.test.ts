@@ -25,6 +25,7 @@ describe("runDeliveries with a job's own signal (wh serve's Redis partition leas
       send: async (body, signal) => (await deliver(body, { targets: [targetOf(server.url)], transport, signal, timeoutMs: 30_000 })).report,
       retrying: 0,
       waiting: () => [],
+      retryNow: () => 0,
     };
     const lease = new AbortController();
     const finished: number[] = [];

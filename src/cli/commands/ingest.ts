@@ -3,6 +3,8 @@ import { openInputStream } from "../../adapters/read-input.js";
 import { loadConfig } from "../../config/load.js";
 import { chooseSources } from "../../config/resolve.js";
 import { createUndiciTransport } from "../../adapters/undici-transport.js";
+import { systemClock } from "../../adapters/system-clock.js";
+import type { Clock } from "../../core/clock.js";
 import { Analytics } from "../../client/analytics.js";
 import { isDebugEnabled } from "../../client/analytics-options.js";
 import type { BatchResult } from "../../client/batch-sender.js";
@@ -16,6 +18,7 @@ import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { untrusted } from "../../core/untrusted.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
+import { RetryWaits } from "../../engine/retry-waits.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
 import { ranToTheEnd, runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
@@ -72,8 +75,10 @@ export async function runIngest(
   if (files.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const stopClient = new AbortController();
-  const { client, transport, batches } = ingestClient({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal }, io, output);
-  const sender = analyticsSender(client, () => stopClient.abort());
+  // The client's batches wait their retries here, where "retry now" reaches them.
+  const waits = new RetryWaits(systemClock);
+  const { client, transport, batches } = ingestClient({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal, clock: waits.clock }, io, output);
+  const sender = analyticsSender(client, () => stopClient.abort(), waits);
   const stamps = commandStamps(io);
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
@@ -168,7 +173,7 @@ const LIBRARY = { name: "wh", version: VERSION };
  * a command behaves the same run in-process.
  */
 function ingestClient(
-  settings: { writeKey: string; endpoint: string; flushAt: number; flushAfterMs: number; signal: AbortSignal },
+  settings: { writeKey: string; endpoint: string; flushAt: number; flushAfterMs: number; signal: AbortSignal; clock: Clock },
   io: CliIo,
   output: Output,
 ): { client: Analytics; transport: ReturnType<typeof createUndiciTransport>; batches: { count: number } } {

@@ -2,7 +2,7 @@ import type { Destination, DeliverySettings } from "../../config/resolve.js";
 import type { Clock } from "../../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
 import type { OutputWriteError } from "../../core/errors.js";
-import { createDeliverer, type Sender } from "../deliverer.js";
+import { createDeliverer, type Sender, type WaitReason } from "../deliverer.js";
 import { runDeliveries, type RunSummary } from "../run-deliveries.js";
 import type { DeliveryJob, JobOutcome } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
@@ -29,6 +29,10 @@ export interface ForwardingOptions {
 export interface Forwarding {
   /** Deliveries waiting to retry a URL, over every source. */
   retrying(): number;
+  /** Why they wait, per URL. */
+  waiting(): WaitReason[];
+  /** Ends every wait to retry now; returns how many were cut short. */
+  retryNow(): number;
   /** Stops reading the store, lets what is in flight end, and closes the dead-letter logs. */
   stop(): Promise<RunSummary[]>;
 }
@@ -85,8 +89,12 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
     await deliverer.close();
     throw error;
   }
+  // One deliverer for every source: each sender's figures are all of them (summing counted each n times).
+  const all = senders[0];
   return {
-    retrying: () => senders.reduce((sum, sender) => sum + sender.retrying, 0),
+    retrying: () => all?.retrying ?? 0,
+    waiting: () => all?.waiting() ?? [],
+    retryNow: () => deliverer.retryNow(),
     async stop() {
       for (const input of inputs.values()) input.stop();
       try {
