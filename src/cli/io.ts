@@ -27,6 +27,12 @@ export interface CliIo {
   newId?: (() => string) | undefined;
   /** A person asking that deliveries waiting to retry try again now (SIGUSR1, a key on a terminal). */
   retryNow?: RetryNowRequests | undefined;
+  /**
+   * What a Ctrl-C does (main.ts's SIGINT handler: the first stops cleanly, a second exits at
+   * once), for a command reading raw keys, where the terminal no longer sends SIGINT itself.
+   * Absent, a command never reads raw keys.
+   */
+  interrupt?: (() => void) | undefined;
 }
 
 /**

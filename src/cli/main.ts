@@ -1,4 +1,4 @@
-import type { CliIo } from "./io.js";
+import { type CliIo, RetryNowRequests } from "./io.js";
 import { runMain } from "./run-main.js";
 import { TurnWriter } from "./turn-writer.js";
 
@@ -6,7 +6,8 @@ import { TurnWriter } from "./turn-writer.js";
  * Wires the process to runMain. The first Ctrl-C (or SIGTERM, SIGHUP) asks the running command to
  * stop cleanly; a second one exits at once. A closed standard output (`wh replay --json | head -1`)
  * stops a run the same way, resumably, and exits 141 (as a shell reports SIGPIPE): a run never
- * ends as a success with events unsent.
+ * ends as a success with events unsent. SIGUSR1 asks the running command to retry its waiting
+ * deliveries now (as the r key does on a terminal).
  */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -24,6 +25,15 @@ async function main(): Promise<void> {
   };
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const signal of signals) process.on(signal, onSignal);
+  const retryNow = new RetryNowRequests();
+  // A listener also keeps Node from opening its debugger on SIGUSR1, as it would by default.
+  const onRetrySignal = (): void => retryNow.request();
+  process.on("SIGUSR1", onRetrySignal);
+  let stdinTouched = false;
+  // Raw mode (keys read one by one) ends with the process however it ends: a second Ctrl-C, a crash.
+  process.on("exit", () => {
+    if (stdinTouched && process.stdin.isTTY === true && process.stdin.isRaw) process.stdin.setRawMode(false);
+  });
   let stdoutClosed = false;
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE" && !stdoutClosed) throw error;
@@ -38,17 +48,21 @@ async function main(): Promise<void> {
     stderr: process.stderr,
     // Touching process.stdin sets up a TTY or pipe stream: only for the commands that read it.
     get stdin() {
+      stdinTouched = true;
       return process.stdin;
     },
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,
+    retryNow,
+    interrupt: onSignal,
   };
   let exitCode: number;
   try {
     exitCode = await runMain(argv, io);
   } finally {
     for (const signal of signals) process.off(signal, onSignal);
+    process.off("SIGUSR1", onRetrySignal);
   }
   process.exitCode = stdoutClosed && exitCode === 130 ? 141 : exitCode;
 }

@@ -23,6 +23,8 @@ export class Output {
   readonly interactive: boolean;
   /** The io's timings (tests shorten them); each absent one is its default where it is used. */
   readonly timings: Partial<CliTimings>;
+  /** Whether the r key retries now (a command reading keys on a terminal): the hints say so. */
+  retryKey = false;
   private spinner: Ora | undefined;
   private spinnerLoading: Promise<void> | undefined;
   private spinnerWanted = false;
@@ -43,6 +45,11 @@ export class Output {
     // divide by its zero columns and clear lines forever.
     const columns = (io.stderr as { columns?: number }).columns;
     this.interactive = io.stderr.isTTY === true && !this.quiet && io.env.CI === undefined && columns !== 0;
+  }
+
+  /** What a person at the terminal may press, for a hint: `stop` ("Ctrl-C stops"), and r while it retries now. */
+  keyHints(stop = "Ctrl-C stops"): string {
+    return this.retryKey ? `${stop}; r retries now` : stop;
   }
 
   /** A human result line on stdout; nothing with --json. */
@@ -155,7 +162,7 @@ export function renderDeliveryEvent(output: Output, event: DeliveryEvent, label:
       const delay = formatDurationMs(event.delayMs);
       output.log(`${c.dim(label)} ${event.url} retrying in ${delay}`);
       void output.spin(
-        `${event.url} → ${describeWait({ problem: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs })} — Ctrl-C stops (next attempt in ${delay})`,
+        `${event.url} → ${describeWait({ problem: describeOutcome(event.outcome), giveUpAtMs: event.giveUpAtMs })} — ${output.keyHints()} (next attempt in ${delay})`,
       );
       return;
     }

@@ -15,7 +15,7 @@ const HANGING_AFTER_MS = 5_000;
 export function startProgress(output: Output, progress: () => RunProgress): { stop(): void } {
   if (output.quiet) return { stop: () => undefined };
   const hangingAfterMs = output.timings.hangingAfterMs ?? HANGING_AFTER_MS;
-  const describe = (): string => describeProgress(progress(), hangingAfterMs, Date.now());
+  const describe = (): string => describeProgress(progress(), hangingAfterMs, Date.now(), output.keyHints("Ctrl-C stops, resumable"));
   const interactive = output.interactive;
   const timer = setInterval(
     () => (interactive ? void output.spin(describe()) : output.log(describe())),
@@ -34,7 +34,7 @@ export function startProgress(output: Output, progress: () => RunProgress): { st
  * The progress line. What was read and what finished are told apart: a whole file read while
  * every event waits to retry is "read 100% · 0 of 5 finished", never "100%".
  */
-export function describeProgress(progress: RunProgress, hangingAfterMs: number, nowMs: number): string {
+export function describeProgress(progress: RunProgress, hangingAfterMs: number, nowMs: number, keys = "Ctrl-C stops, resumable"): string {
   const { counts, read, total, fractionRead, retrying, inFlight, waiting, startedAt } = progress;
   const elapsedMs = nowMs - startedAt;
   const finished = counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun;
@@ -50,7 +50,7 @@ export function describeProgress(progress: RunProgress, hangingAfterMs: number, 
   const rate = elapsedMs > 0 ? Math.round((counts.delivered * 1_000) / elapsedMs) : 0;
   parts.push(`${rate} events/s`, formatDurationMs(elapsedMs));
   if (waiting.length === 0) return parts.join(" · ");
-  return `${parts.join(" · ")} · waiting on ${waiting.map((reason) => `${reason.url} → ${describeWait(reason)}`).join("; ")} — Ctrl-C stops, resumable`;
+  return `${parts.join(" · ")} · waiting on ${waiting.map((reason) => `${reason.url} → ${describeWait(reason)}`).join("; ")} — ${keys}`;
 }
 
 function clamp(fraction: number): number {

@@ -200,6 +200,7 @@ async function deliverToTarget(
       report.reason = decision.reason;
       return report;
     }
+    // The retry event announces the sleep that follows in the same synchronous step (engine/retry-waits relies on it).
     onEvent?.({ type: "retry", url, attempt: report.attempts, delayMs: decision.delayMs, outcome, giveUpAtMs: firstAttemptAtMs + options.policy.windowMs });
     await clock.sleep(decision.delayMs, signal);
   }

@@ -52,6 +52,8 @@ export interface ServeOptions {
   role?: "accept" | "forward" | "both" | undefined;
   /** With Redis: dead letters also to this file (they always go to the dead-letter stream). */
   deadLetterPath?: string | undefined;
+  /** POST /retry cut this many retry waits short: for the log. */
+  onRetried?: ((retried: number) => void) | undefined;
   /** A trouble that does not stop anything (Redis away for a moment): for the log. */
   onWarning?: (message: string) => void;
 }
@@ -125,7 +127,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
           ? { status: 404, body: { success: false, code: "unknown_write_key", message: "unknown write key" } }
           : { status: 200, body: browserSettings(writeKey, host) },
       health: () => ({ status: "ok", role: options.role ?? "both", ...store.health(), retrying: retrying() }),
-      retry: retryNow,
+      retry: () => {
+        const retried = retryNow();
+        options.onRetried?.(retried);
+        return retried;
+      },
       metrics: async () => {
         await store.refreshMetrics();
         return metrics.registry.render();

@@ -29,6 +29,7 @@ import { ingestFlags } from "../flags/tables.js";
 import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
+import { listenForRetryNow } from "../retry-now.js";
 import { describeJournal, printCompleteRun, warnFailureStop, withHint } from "../run-report.js";
 
 type IngestFlags = FlagValues<typeof ingestFlags>;
@@ -80,6 +81,7 @@ export async function runIngest(
   const { client, transport, batches } = ingestClient({ writeKey, endpoint, flushAt, flushAfterMs, signal: stopClient.signal, clock: waits.clock }, io, output);
   const sender = analyticsSender(client, () => stopClient.abort(), waits);
   const stamps = commandStamps(io);
+  const retryNow = listenForRetryNow(io, output, fromStdin, sender);
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
   try {
@@ -109,6 +111,7 @@ export async function runIngest(
       },
     );
   } finally {
+    retryNow.stop();
     stream.destroy();
     await client.close();
     await transport.close();

@@ -18,6 +18,7 @@ import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
+import { listenForRetryNow } from "../retry-now.js";
 import { describeJournal, printCompleteRun, printRunSummary, renderRun, warnFailureStop, withHint } from "../run-report.js";
 
 type ReplayFlags = FlagValues<typeof replayFlags>;
@@ -69,6 +70,7 @@ export async function runReplay(
   const rendering = renderRun(output, destination, undefined, flags.verbose === true);
   const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
   const stamps = commandStamps(io);
+  const retryNow = listenForRetryNow(io, output, fromStdin, deliverer);
   let summary: RunSummary | undefined;
   try {
     const read = { bytes: 0 };
@@ -96,6 +98,7 @@ export async function runReplay(
       },
     );
   } finally {
+    retryNow.stop();
     stream.destroy();
     await deliverer?.close();
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));

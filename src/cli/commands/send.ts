@@ -15,6 +15,7 @@ import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io
 import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
 import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
+import { listenForRetryNow } from "../retry-now.js";
 
 type SendFlags = FlagValues<typeof sendFlags>;
 
@@ -69,6 +70,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
   keepWasmUnoptimized();
   const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
+  const retryNow = listenForRetryNow(io, output, flags.data === "-", deliverer);
   try {
     const reports = await Promise.all(
       sending.map(async (destination) => {
@@ -88,6 +90,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     if (reports.some((report) => report.outcome === "aborted")) return 130;
     return reports.every((report) => report.outcome === "delivered") ? 0 : 1;
   } finally {
+    retryNow.stop();
     output.stopSpinner();
     await deliverer.close();
   }

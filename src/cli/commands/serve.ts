@@ -16,7 +16,9 @@ import { type CliIo, commandClock, commandIds, type GlobalFlags } from "../io.js
 import { listenFailure } from "../listen-address.js";
 import { noteUnsigned, Output } from "../render.js";
 import { renderRun } from "../run-report.js";
+import { listenForRetryNow, retryNowLine } from "../retry-now.js";
 import { startServeInspector } from "../serve-inspector.js";
+import { WaitingLines } from "../serve-waiting.js";
 import { printRequest } from "./listen.js";
 
 type ServeFlags = FlagValues<typeof serveFlags>;
@@ -55,7 +57,8 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     if (bySource) requireWriteKeys(settings.destinations, settings.configPath);
     noteUnsigned(output, settings.destinations);
     const page = flags.ui === true ? await startServeInspector(host, env, output).catch(listenFailure(0, host)) : undefined;
-    const run: ServeRun = { flags, output, settings, queueUrl, receiver, page };
+    const waitingLines = new WaitingLines(output, commandClock(io));
+    const run: ServeRun = { flags, output, settings, queueUrl, receiver, page, waitingLines };
     const handle = await startServe({
       host,
       port,
@@ -76,8 +79,14 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       role,
       ...serveCallbacks(run),
     }).catch(listenFailure(port, host));
+    const retryNow = listenForRetryNow(io, output, false, handle);
+    if (flags.verbose !== true) waitingLines.start(() => handle.waiting());
     printStarted(run, handle);
-    const summaries = await handle.done.finally(() => page?.inspector.close());
+    const summaries = await handle.done.finally(() => {
+      retryNow.stop();
+      waitingLines.stop();
+      return page?.inspector.close();
+    });
     const unfinished = summaries.reduce((sum, summary) => sum + summary.unfinished, 0);
     output.log(`stopped${unfinished > 0 ? `; ${unfinished} deliveries in flight were not finished and stay in ${keptIn(queueUrl)}` : ""}`);
     return 0;
@@ -95,6 +104,7 @@ interface ServeRun {
   /** The embedded receiver, when no webhooks are configured. */
   receiver: Receiver | undefined;
   page: Awaited<ReturnType<typeof startServeInspector>> | undefined;
+  waitingLines: WaitingLines;
 }
 
 function keptIn(queueUrl: string | undefined): string {
@@ -109,7 +119,8 @@ function serveCallbacks({
   queueUrl,
   receiver,
   page,
-}: ServeRun): Pick<ServeOptions, "onWarning" | "onRequest" | "onDeliveryEvent" | "onOutcome" | "onForwardingStopped"> {
+  waitingLines,
+}: ServeRun): Pick<ServeOptions, "onWarning" | "onRequest" | "onDeliveryEvent" | "onOutcome" | "onForwardingStopped" | "onRetried"> {
   const verbose = flags.verbose === true;
   const renderers = new Map(settings.destinations.map((destination) => [destination, renderRun(output, destination, undefined, verbose)]));
   return {
@@ -129,12 +140,14 @@ function serveCallbacks({
     onOutcome: (job, outcome, report, reason, destination) => {
       renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
       page?.ended(job, outcome, reason);
+      if (outcome === "delivered" && report?.deliveredTo !== undefined) waitingLines.delivered(report.deliveredTo);
       if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
         output.log(
           `${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`,
         );
       }
     },
+    onRetried: (retried) => output.log(`POST /retry: ${retryNowLine(retried)}`),
     onForwardingStopped: (destination, error) => {
       output.warn(
         output.err.red(
@@ -170,7 +183,7 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
     output.log(`inspector: ${page.inspector.url}`);
     output.record({ inspector: page.inspector.url });
   }
-  output.log(`press Ctrl-C to stop (accepted events not yet delivered stay in ${keptIn(queueUrl)} for the next start)`);
+  output.log(`press ${output.keyHints("Ctrl-C to stop")} (accepted events not yet delivered stay in ${keptIn(queueUrl)} for the next start)`);
 }
 
 /**

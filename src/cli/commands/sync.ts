@@ -14,6 +14,7 @@ import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
+import { listenForRetryNow } from "../retry-now.js";
 import { printRunSummary, renderRun, warnFailureStop } from "../run-report.js";
 
 type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
@@ -48,6 +49,7 @@ async function runSync(
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
   const dryRun = flags.dryRun === true;
+  const readsStdin = ("members" in flags ? flags.members : "values" in flags ? flags.values : undefined) === "-";
   // Taken (and checked writable) before the state is read and before anything is sent.
   const writer = dryRun ? undefined : openSyncStateWriter(statePath);
   try {
@@ -65,6 +67,7 @@ async function runSync(
         writer,
         settings,
         destination,
+        readsStdin,
       },
       globals,
       io,
@@ -88,6 +91,8 @@ interface SyncPlan {
   writer: SyncStateWriter | undefined;
   settings: DeliverySettings;
   destination: Destination;
+  /** The members or values came from standard input: no keys are read from it. */
+  readsStdin: boolean;
 }
 
 async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff: (known: ReadonlyMap<string, unknown>) => TraitChange[]): Promise<number> {
@@ -101,6 +106,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   );
   const deliverer = plan.dryRun ? undefined : await createDeliverer(plan.settings, { env: io.env, keepEveryBody: plan.verbose, clock: commandClock(io) });
   const byNumber = (job: DeliveryJob): TraitChange => changes[job.number - 1] as TraitChange;
+  const retryNow = listenForRetryNow(io, output, plan.readsStdin, deliverer);
   let summary: RunSummary | undefined;
   try {
     summary = await runDeliveries(changeJobs(changes, trait, destination.mode, commandStamps(io)), {
@@ -127,6 +133,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
       graceMs: io.timings?.graceMs,
     });
   } finally {
+    retryNow.stop();
     await deliverer?.close();
     // Only delivered changes were applied: what failed or was not reached is sent next time.
     plan.writer?.save(state);
