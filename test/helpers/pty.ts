@@ -10,12 +10,16 @@ import { watchOutput } from "./test-io.js";
  * makes the terminal: what the test writes to `child.stdin` is typed at it (`"\u0003"` is Ctrl-C,
  * a SIGINT unless wh reads raw keys), and stdout is everything the terminal shows, stdout and
  * stderr interleaved, with "\r\n" line ends; `stderr` is script's own, for its errors. `-e`
- * makes script exit with wh's code.
+ * makes script exit with wh's code. `afterwards`, a shell command, runs on the same terminal once wh
+ * has exited (script then exits with its code): to see the state wh left the terminal in.
  */
-export function spawnWhInPty(args: readonly string[], options: RunOptions & { cwd: string; columns?: number }): WhProcess<ChildProcessWithoutNullStreams> {
+export function spawnWhInPty(
+  args: readonly string[],
+  options: RunOptions & { cwd: string; columns?: number; afterwards?: string },
+): WhProcess<ChildProcessWithoutNullStreams> {
   const command = [process.execPath, builtBin(), ...args].map(shellQuote).join(" ");
   // The terminal's size, set before wh starts (a spinner fits its line to it).
-  const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; exec ${command}`;
+  const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; ${options.afterwards === undefined ? `exec ${command}` : `${command}; ${options.afterwards}`}`;
   const child = spawn("script", ["-qefc", sized, "/dev/null"], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
   const output = watchOutput();
   child.stdout.setEncoding("utf8");
