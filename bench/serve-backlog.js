@@ -11,57 +11,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
-import { trackingBatch, uniqueBatchRequests } from "./generate.js";
+import { trackingBatch } from "./generate.js";
 import { peakRssMb, resetPeakRss, rssMb } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
+import { BATCH, CONNECTIONS, drain, fill, STALL_MS } from "./serve-load.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
 const WAITING = Number(process.env.BENCH_SERVE_WAITING ?? 300_000);
-const BATCH = 100;
-const CONNECTIONS = 4;
 const RECOVERY_MS = 3_000;
-/** The drain is given up when the spool's depth has not moved for this long. */
-const STALL_MS = 60_000;
-const requests = uniqueBatchRequests(BATCH);
 const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
-const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const secondsSince = (startedMs) => (performance.now() - startedMs) / 1000;
-
-/** Posts until wh serve says it has accepted `count` events: a refused request is posted again. */
-async function fill(serve, count) {
-  let accepted = 0;
-  while (accepted < count) {
-    await autocannon({
-      url: `${serve.url}/v1/batch`,
-      method: "POST",
-      connections: CONNECTIONS,
-      amount: Math.ceil((count - accepted) / BATCH),
-      requests,
-      headers,
-    });
-    const now = await serveMetric(serve.url, "wh_serve_events_accepted_total");
-    if (!(now > accepted)) throw new Error(`wh serve accepts no more events (${accepted} accepted)`);
-    accepted = now;
-  }
-  return accepted;
-}
-
-/** Waits until the spool is empty; resolves with how many events were still waiting at the end. */
-async function drain(serve) {
-  let depth = await serveMetric(serve.url, "wh_serve_spool_depth");
-  let movedMs = performance.now();
-  while (depth > 0 && performance.now() - movedMs < STALL_MS) {
-    await sleep(250);
-    const now = await serveMetric(serve.url, "wh_serve_spool_depth");
-    if (now !== depth) movedMs = performance.now();
-    depth = now;
-  }
-  if (Number.isNaN(depth)) throw new Error("wh serve's /metrics has no wh_serve_spool_depth");
-  return depth;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "wh-bench-backlog-"));
 const webhook = await startReceiverProcess({ status: 503 });
