@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Destination } from "../../src/config/resolve.js";
 import type { DeliveryEvent } from "../../src/core/deliver.js";
 import { createDeliverer, type Deliverer } from "../../src/engine/deliverer.js";
+import { RetryWaits } from "../../src/engine/retry-waits.js";
 import { createHarness, targetOf } from "../integration/support.js";
 import type { Reply } from "../helpers/recording-server.js";
 import { heldClock } from "../helpers/virtual-clock.js";
@@ -110,5 +111,25 @@ describe("retry now (Deliverer.retryNow)", () => {
     stop.abort();
     expect(await delivery).toMatchObject({ outcome: "aborted", attempts: 1 });
     expect(deliverer.retryNow()).toBe(0);
+  });
+
+  it("leaves sleeps no retry announced alone (a client's flush timer): not counted, not cut", async () => {
+    const clock = heldClock(START);
+    const waits = new RetryWaits(clock);
+    const flushTimer = waits.clock.sleep(1_000);
+    await clock.whenPending(1);
+    expect(waits.count).toBe(0);
+    expect(waits.retryNow()).toBe(0);
+    waits.announce("http://127.0.0.1:1/v1/batch", "HTTP 503", Date.parse(START) + 60_000);
+    const retry = waits.clock.sleep(500);
+    await clock.whenPending(2);
+    expect(waits.reasons()).toEqual([
+      { url: "http://127.0.0.1:1/v1/batch", problem: "HTTP 503", giveUpAtMs: Date.parse(START) + 60_000, nextAttemptAtMs: Date.parse(START) + 500, waiting: 1 },
+    ]);
+    expect(waits.retryNow()).toBe(1);
+    await retry;
+    expect(clock.pending).toBe(1);
+    clock.elapse();
+    await flushTimer;
   });
 });

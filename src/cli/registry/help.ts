@@ -11,7 +11,9 @@ Delivery:
   505 (classic), untrusted TLS.
   Schedule: attempt n waits a random time in [0, min(10m, 1s x 2^(n-1))) (full
   jitter), or longer when Retry-After (seconds or an HTTP date) asks for longer,
-  never less; no attempt starts after the retry window (4h) has closed.`;
+  never less; no attempt starts after the retry window (4h) has closed.
+  Retry now: kill -USR1 <pid>, or the r key on a terminal, makes every delivery
+  waiting to retry try again at once (the attempt it was waiting for).`;
 
 export const SEND_HELP = `${RETRY_HELP}
   When stderr is a terminal, wh send retries for 1m instead: a person is waiting for
@@ -46,7 +48,8 @@ export const INGEST_HELP = `
   "line N: reason", skipped, and makes the exit code 1. A batch is retried on 5xx, 429 and network
   errors (10 attempts at most); other 4xx are final. The messages of a failed batch and invalid lines
   go to the dead-letter file with their line numbers; Ctrl-C stops within 5 s, even while batches
-  wait to retry, and --resume goes on. DEBUG=analytics logs every step on stderr.
+  wait to retry, and --resume goes on; kill -USR1 <pid> (or the r key on a terminal) sends the
+  batches waiting to retry at once. DEBUG=analytics logs every step on stderr.
   ${examples("WH_WRITE_KEY=wk_123 wh ingest events.ndjson --endpoint https://ingest.example.com", "cat events.ndjson | wh ingest - --flush-at 100 --json")}`;
 
 export const SERVE_HELP = `${RETRY_HELP}
@@ -55,7 +58,8 @@ Write keys: with sources in the config, each source's writeKey selects its webho
 mode, and an unknown key is answered 401; with flat settings any key is accepted. An accepted
 request is answered {"success": true} only once its events are written and synced to the spool;
 a full spool or disk is answered 503 with Retry-After, which Segment's SDKs retry. GET /health
-and GET /metrics (Prometheus) tell how it goes. Ctrl-C stops accepting, lets deliveries in flight
+and GET /metrics (Prometheus) tell how it goes; POST /retry retries waiting deliveries now
+(refused with 403 when it carries an Origin header: not from a web page). Ctrl-C stops accepting, lets deliveries in flight
 finish for up to 5 s, and keeps the rest in the spool for the next start.
 ${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json")}`;
 
