@@ -15,6 +15,8 @@ console.log("\n== wh serve accepting, beside a bare node:http server with the sa
 await import("./serve-accept.js");
 console.log("\n== wh serve with its webhook down: peak RSS filling, restarting and draining");
 await import("./serve-backlog.js");
+console.log("\n== wh serve, its webhook back: the backlog drained left to the retry schedule, and after POST /retry");
+await import("./serve-retry-now.js");
 console.log("\n== wh serve, accept to delivery at a steady rate");
 await import("./serve.js");
 console.log("\n== wh serve with Redis Streams (one and three processes; accepting beside bare XADD loops)");

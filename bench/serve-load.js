@@ -32,11 +32,14 @@ export async function fill(serve, count) {
   return accepted;
 }
 
-/** Waits until the spool is empty, polling every `everyMs`; resolves with how many events were still waiting at the end. */
-export async function drain(serve, everyMs = 250) {
+/**
+ * Waits until the spool is empty, polling every `everyMs`, or until it has not moved for `stallMs`;
+ * resolves with how many events were still waiting at the end.
+ */
+export async function drain(serve, everyMs = 250, stallMs = STALL_MS) {
   let depth = await serveMetric(serve.url, "wh_serve_spool_depth");
   let movedMs = performance.now();
-  while (depth > 0 && performance.now() - movedMs < STALL_MS) {
+  while (depth > 0 && performance.now() - movedMs < stallMs) {
     await sleep(everyMs);
     const now = await serveMetric(serve.url, "wh_serve_spool_depth");
     if (now !== depth) movedMs = performance.now();

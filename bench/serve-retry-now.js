@@ -4,18 +4,21 @@
 // accepted (batches of 100, bench/generate.js), the webhook kept down until DOWN_MS after serve
 // started (the waiting deliveries' backoffs grow meanwhile); then it answers 200 and the time until
 // the spool is empty (wh_serve_spool_depth 0, polled every 50 ms) is measured: once with nothing
-// more done, once with POST /retry sent the moment it heals.
+// more done (which may take as long as the longest backoff), once with POST /retry sent the
+// moment it heals.
 // EVENTS is BENCH_RETRY_EVENTS (default 20,000), DOWN_MS BENCH_RETRY_DOWN_S × 1000 (default 60 s).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startReceiverProcess } from "./receiver-process.js";
-import { drain, fill, STALL_MS } from "./serve-load.js";
+import { drain, fill } from "./serve-load.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
 const EVENTS = Number(process.env.BENCH_RETRY_EVENTS ?? 20_000);
 const DOWN_MS = Number(process.env.BENCH_RETRY_DOWN_S ?? 60) * 1_000;
 
+/** Left to the schedule, the spool may not move for as long as the longest backoff (10 min): waited for whole. */
+const STALL_MS = 610_000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One round: the seconds from the webhook's return to an empty spool, and what waited then. */
@@ -32,7 +35,7 @@ async function round(retryNow) {
     webhook.answerOk();
     const healedMs = performance.now();
     const retried = retryNow ? (await (await fetch(`${serve.url}/retry`, { method: "POST" })).json()).retried : undefined;
-    const left = await drain(serve, 50);
+    const left = await drain(serve, 50, STALL_MS);
     const seconds = (performance.now() - healedMs) / 1000;
     const delivered = await serveMetric(serve.url, 'wh_serve_events_total{outcome="delivered"}');
     return { accepted, waiting, retried, left, seconds, delivered };
