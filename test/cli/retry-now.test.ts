@@ -80,3 +80,42 @@ describe("retry now", () => {
     expect(screen).toMatch(/(^|\s)echo(\s|$)/m);
   });
 });
+
+describe("retry now in-process (kill SIGUSR1 is io.retryNow.request())", () => {
+  it("wh send: the waiting retry goes at once", async () => {
+    const { hook, cwd, heal } = await downForAnHour();
+    const wh = killed(spawnSigned(["send", "track", "--event", "Signed Up", "--user-id", "u1", "--url", hook.url], { cwd }));
+    await wh.waitForStderr((text) => text.includes("retrying in 1h"));
+    heal();
+    wh.child.kill("SIGUSR1");
+    const result = await wh.exited;
+    expect(result.stderr).toContain("retrying 1 waiting delivery now");
+    expect(result.stdout).toContain("delivered");
+    expect(result.code).toBe(0);
+  });
+
+  it("wh audience sync: the waiting identifies go at once", async () => {
+    const { hook, cwd, heal } = await downForAnHour();
+    await writeFile(join(cwd, "members.txt"), "u1\nu2\n");
+    const wh = killed(spawnSigned(["audience", "sync", "Buyers", "--members", "members.txt", "--url", hook.url], { cwd }));
+    await wh.waitForStderr((text) => text.includes("2 waiting to retry"));
+    heal();
+    wh.child.kill("SIGUSR1");
+    const result = await wh.exited;
+    expect(result.stderr).toContain("retrying 2 waiting deliveries now");
+    expect(result.code).toBe(0);
+  });
+
+  it("wh ingest: the batch waiting to retry goes at once", async () => {
+    const { hook, cwd, file, heal } = await downForAnHour();
+    const endpoint = hook.url.replace(/\/hook$/, "");
+    const wh = killed(spawnSigned(["ingest", file, "--write-key", "wk", "--endpoint", endpoint], { cwd }));
+    await wh.waitForStderr((text) => text.includes("attempt 1 failed, retrying in"));
+    heal();
+    wh.child.kill("SIGUSR1");
+    const result = await wh.exited;
+    expect(result.stderr).toContain("retrying 1 waiting delivery now");
+    expect(result.stdout).toContain("3 sent in 1 batch");
+    expect(result.code).toBe(0);
+  });
+});

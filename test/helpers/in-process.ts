@@ -7,8 +7,9 @@ const STOPPING = new Set<NodeJS.Signals>(["SIGINT", "SIGTERM", "SIGHUP"]);
 
 /**
  * The in-process twin of spawnWh: runMain against an in-memory io, against src/ (no build), under
- * coverage. Its `child.kill(…)` is the first Ctrl-C whatever the signal: what a second Ctrl-C,
- * SIGKILL, an exit code or a closed pipe do to the process is for the spawned tests to check.
+ * coverage. Its `child.kill(…)` is the first Ctrl-C whatever the signal (SIGUSR1: "retry now", as
+ * main.ts wires it): what a second Ctrl-C, SIGKILL, an exit code or a closed pipe do to the
+ * process is for the spawned tests to check.
  */
 export function inProcess(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess {
   const test = testIo({
@@ -27,6 +28,10 @@ export function inProcess(args: readonly string[], options: RunOptions & { cwd: 
     signalCode: null,
     pid: process.pid,
     kill: (signal = "SIGTERM") => {
+      if (signal === "SIGUSR1") {
+        test.io.retryNow?.request();
+        return true;
+      }
       // A test that means a crash (kill -9) or a paused process must spawn wh.
       if (!STOPPING.has(signal)) throw new Error(`wh in-process cannot take ${signal}: spawn it (spawnWh)`);
       test.interrupt();

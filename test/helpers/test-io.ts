@@ -1,7 +1,7 @@
 import { clearLine, cursorTo, moveCursor } from "node:readline";
 import { PassThrough, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import type { CliIo, CliTimings } from "../../src/cli/io.js";
+import { type CliIo, type CliTimings, RetryNowRequests } from "../../src/cli/io.js";
 import type { Clock } from "../../src/core/clock.js";
 import type { RunResult, WhProcess } from "../cli/run-wh.js";
 
@@ -64,6 +64,7 @@ export function testIo(options: TestIoOptions): TestIo {
       timings: { ...TEST_TIMINGS, ...options.timings },
       clock: options.clock,
       newId: options.newId,
+      retryNow: new RetryNowRequests(),
     },
     stdin,
     output,
