@@ -17,6 +17,16 @@ interface InspectorLine {
 type InspectorForward = { url: string; status: number; durationMs: number } | { url: string; error: Untrusted; durationMs: number };
 
 /**
+ * wh serve's: where an event's delivery stands (the list's delivery column). `attempts` counts
+ * the attempts that got an answer or an error; `lastAnswer` is the last of them, described.
+ */
+export type InspectorDelivery =
+  | { state: "pending" }
+  | { state: "delivered"; status: number; attempts: number }
+  | { state: "retrying"; attempts: number; nextAttemptAt: string; lastAnswer: string }
+  | { state: "failed"; attempts: number; reason: string };
+
+/**
  * What the inspector page shows of one request (`wh listen`) or accepted event (`wh serve`).
  * Everything in it came from outside: the page puts it on screen as text only.
  */
@@ -27,6 +37,8 @@ export interface InspectorEntry {
   method: string;
   path: string;
   type: string;
+  /** A track's event name (`event`), else empty. */
+  event: string;
   user: string;
   size: number;
   verdict: InspectorVerdict;
@@ -38,21 +50,44 @@ export interface InspectorEntry {
   status: number;
   answer: string;
   forwarded?: InspectorForward | undefined;
+  /** How long the answer took: the app's with --forward-to (wh listen), the last delivery attempt's (wh serve). */
+  durationMs?: number | undefined;
+  /** Where a resend with no URL goes (credentials masked); absent: `origin` and the entry's path. */
+  resendTo?: string | undefined;
   resends: InspectorLine[];
   /** wh serve's: each attempt to deliver the event, and how its delivery ended if not delivered. */
   deliveries?: InspectorLine[];
+  /** wh serve's: where the event's delivery stands. */
+  delivery?: InspectorDelivery | undefined;
 }
 
-/** The event stream's first frame: where requests came to, and whether the page may resend. */
+/** The event stream's first frame: where requests came to, and what the page may ask for. */
 export interface InspectorHello {
   origin: string;
   resend: boolean;
+  /** Whether "retry now" (POST /api/retry-now) can cut waiting deliveries' waits short (wh serve). */
+  retryNow: boolean;
 }
 
-/** What the page posts to resend an entry: an empty URL means the one it came to. */
+/**
+ * What the page posts to resend an entry: an empty URL means the one it came to. `body`, when
+ * given and not the body as received, is sent instead, byte for byte as UTF-8, and must be
+ * re-signed (`resign`): the original X-Signature is of the original bytes.
+ */
 export interface InspectorResendBody {
   url: string;
   resign: boolean;
+  body?: string | undefined;
+}
+
+/** The answer to POST /api/retry-now: how many waiting deliveries were asked to try again. */
+export interface InspectorRetried {
+  retried: number;
+}
+
+/** The answer to POST /api/clear: how many entries the server forgot. */
+export interface InspectorCleared {
+  cleared: number;
 }
 
 /** The answer to an action that failed. */

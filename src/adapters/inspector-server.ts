@@ -3,9 +3,9 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { BoundedMap } from "../core/bounded-map.js";
-import { parseJsonOrThrow } from "../core/message/parse-json.js";
+import { isJsonObject, parseJsonOrThrow } from "../core/message/parse-json.js";
 import { INSPECTOR_PAGE } from "./inspector-page.generated.js";
-import type { InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "./inspector-protocol.js";
+import type { InspectorCleared, InspectorEntry, InspectorFailure, InspectorHello, InspectorRetried } from "./inspector-protocol.js";
 
 export type { InspectorEntry } from "./inspector-protocol.js";
 
@@ -14,6 +14,8 @@ export interface ResendRequest {
   url?: string | undefined;
   /** Sign again with the secret in effect (the original X-Signature is dropped). */
   resign: boolean;
+  /** An edited body to send instead of the one received, byte for byte as UTF-8 (always with `resign`). */
+  body?: string | undefined;
 }
 
 export interface InspectorOptions {
@@ -23,6 +25,8 @@ export interface InspectorOptions {
   resend?: ((id: number, request: ResendRequest) => Promise<unknown>) | undefined;
   /** The URL a request came to, for "resend to the same URL" and "copy as curl". */
   origin: string;
+  /** Retries the deliveries waiting to (wh serve): the page's "retry now"; answers how many. */
+  retryNow?: (() => number) | undefined;
 }
 
 export interface Inspector {
@@ -54,13 +58,13 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
   const entries = new BoundedMap<number, InspectorEntry>(MAX_ENTRIES);
   const streams = new Set<ServerResponse>();
-  const send = (entry: InspectorEntry): void => {
-    const frame = `event: entry\ndata: ${JSON.stringify(entry)}\n\n`;
+  const broadcast = (frame: string): void => {
     for (const stream of streams) stream.write(frame);
   };
+  const send = (entry: InspectorEntry): void => broadcast(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(failureJson((error as Error).message));
+      if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify(failure((error as Error).message)));
     });
   });
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -81,18 +85,47 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     }
     if (request.method === "GET" && url.pathname === "/events") {
       response.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream", connection: "keep-alive" });
-      response.write(`event: hello\ndata: ${JSON.stringify({ origin: options.origin, resend: options.resend !== undefined } satisfies InspectorHello)}\n\n`);
+      const hello: InspectorHello = { origin: options.origin, resend: options.resend !== undefined, retryNow: options.retryNow !== undefined };
+      response.write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
       for (const entry of entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
       streams.add(response);
       request.on("close", () => streams.delete(response));
       return;
     }
-    const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(url.pathname);
-    if (request.method === "POST" && resend !== null) {
-      await handleResend(request, response, entries.has(Number(resend[1])) ? Number(resend[1]) : undefined, options.resend);
+    if (request.method === "POST" && url.pathname.startsWith("/api/")) {
+      const [status, answer] = await action(request, url.pathname);
+      response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(answer));
       return;
     }
     response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  /** An action the page asks for: resend an entry, clear the list, retry now. Only from the page itself (it sends X-WH-Inspector). */
+  async function action(request: IncomingMessage, path: string): Promise<[number, unknown]> {
+    // A form or a script of another site cannot send a custom header without the browser asking first (and the inspector never says yes).
+    if (request.headers["x-wh-inspector"] !== "1") return [403, failure("not from the inspector page")];
+    const text = (await readAll(request)) || "{}";
+    let body: unknown;
+    try {
+      body = parseJsonOrThrow(text);
+    } catch (error) {
+      return [400, failure(`the request's body is not JSON: ${(error as Error).message}`)];
+    }
+    const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(path);
+    const entry = resend === null ? undefined : entries.get(Number(resend[1]));
+    if (resend !== null) {
+      if (entry === undefined || options.resend === undefined) return [404, failure("no such request (cleared, or no longer kept)")];
+      const asked = resendOf(body, entry);
+      return typeof asked === "string" ? [400, failure(asked)] : [200, await options.resend(entry.id, asked)];
+    }
+    if (path === "/api/clear") {
+      const cleared = entries.size;
+      entries.clear();
+      broadcast("event: clear\ndata: {}\n\n");
+      return [200, { cleared } satisfies InspectorCleared];
+    }
+    if (path === "/api/retry-now" && options.retryNow !== undefined) return [200, { retried: options.retryNow() } satisfies InspectorRetried];
+    return [404, failure("no such action")];
   }
 
   server.listen(options.port ?? 0, options.host);
@@ -135,19 +168,18 @@ function servePage(response: ServerResponse): void {
     .end(INSPECTOR_PAGE.replaceAll("__NONCE__", nonce));
 }
 
-/** POST /api/entries/<id>/resend, from the page only (it sends X-WH-Inspector); `id` is undefined when no such entry is kept. */
-async function handleResend(request: IncomingMessage, response: ServerResponse, id: number | undefined, resend: InspectorOptions["resend"]): Promise<void> {
-  if (request.headers["x-wh-inspector"] !== "1") {
-    response.writeHead(403, { "content-type": "application/json" }).end(failureJson("not from the inspector page"));
-    return;
-  }
-  const body = parseJsonOrThrow((await readAll(request)) || "{}") as { [K in keyof InspectorResendBody]?: unknown };
-  if (id === undefined || resend === undefined) {
-    response.writeHead(404, { "content-type": "application/json" }).end(failureJson("no such request"));
-    return;
-  }
-  const result = await resend(id, { url: typeof body.url === "string" && body.url !== "" ? body.url : undefined, resign: body.resign === true });
-  response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+/**
+ * What a resend asks for (InspectorResendBody), or why it cannot be done. An edited body is sent
+ * only re-signed: sent "as it came" it would carry the X-Signature of other bytes.
+ */
+function resendOf(body: unknown, entry: InspectorEntry): ResendRequest | string {
+  const fields = isJsonObject(body) ? body : {};
+  if (fields.body !== undefined && typeof fields.body !== "string") return "body: expected the text to send";
+  if (fields.url !== undefined && typeof fields.url !== "string") return "url: expected a URL or an empty string";
+  const edited = typeof fields.body === "string" && fields.body !== entry.body ? fields.body : undefined;
+  const resign = fields.resign === true;
+  if (edited !== undefined && !resign) return "an edited body cannot be sent as it came: its X-Signature is of the bytes received; re-sign it (resign: true)";
+  return { url: fields.url === "" ? undefined : fields.url, resign, body: edited };
 }
 
 /** Whether a request names this inspector as its Host and, if it says where it comes from, comes from its page. */
@@ -183,8 +215,8 @@ function acceptsOrigin(bound: string, port: number, origin: string): boolean {
 }
 
 /** An action's failure, as the page reads it. */
-function failureJson(error: string): string {
-  return JSON.stringify({ error } satisfies InspectorFailure);
+function failure(error: string): InspectorFailure {
+  return { error };
 }
 
 async function readAll(request: IncomingMessage): Promise<string> {

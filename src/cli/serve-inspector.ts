@@ -1,3 +1,4 @@
+import type { InspectorDelivery } from "../adapters/inspector-protocol.js";
 import { startInspector, type Inspector, type InspectorEntry } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
 import { BoundedMap } from "../core/bounded-map.js";
@@ -10,12 +11,18 @@ import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
 import type { AcceptedRequest } from "../engine/serve.js";
 import type { Output } from "./render.js";
 
+export interface ServeInspectorOptions {
+  /** Retries the deliveries waiting to, now (the page's "retry now" button); answers how many. Absent: no button. */
+  retryNow?: (() => number) | undefined;
+}
+
 /**
  * The inspector page of `wh serve --ui`: one entry per accepted event, with each delivery attempt
- * to each endpoint (status or error, the start of the answer, timing) and its outcome. Resending
- * delivers the event's body again, signed with its source's secret, to its first URL or another.
+ * to each endpoint (status or error, the start of the answer, timing), where its delivery stands
+ * (the delivery column) and its outcome. Resending delivers the event's body (or an edited one)
+ * again, signed with its source's secret, to its first URL or another.
  */
-export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output) {
+export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output, options: ServeInspectorOptions = {}) {
   // Entries are known by their event's messageId: with Redis an event has no local number until a
   // forwarder reads it (perhaps in another process: each page shows what its process accepted).
   const ids = new BoundedMap<string, number>(10_000);
@@ -47,19 +54,50 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
     attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
       const id = entryOf(job);
       if (id === undefined) return;
-      if (job.prepared.ok) sent.set(id, { body: job.prepared.message.body, destination });
+      if (job.prepared.ok && !sent.has(id)) {
+        sent.set(id, { body: job.prepared.message.body, destination });
+        const first = destination.targets[0]?.url;
+        // Where a resend goes by default: the webhook, not the tracking API the event came to.
+        if (first !== undefined)
+          state.inspector.update(id, (entry) => {
+            entry.resendTo = redactUrl(first);
+          });
+      }
+      if (event.type === "retry") {
+        const retrying: InspectorDelivery = {
+          state: "retrying",
+          attempts: event.attempt,
+          nextAttemptAt: new Date(Date.now() + event.delayMs).toISOString(),
+          lastAnswer: describeOutcome(event.outcome),
+        };
+        state.inspector.update(id, (entry) => {
+          entry.delivery = retrying;
+        });
+      }
       if (event.type !== "response") return;
       const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
       const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
-      state.inspector.update(id, (entry) => entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" }));
+      const delivered = ok ? { state: "delivered" as const, status: (event.outcome as { status: number }).status, attempts: event.attempt } : undefined;
+      state.inspector.update(id, (entry) => {
+        entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" });
+        entry.durationMs = Math.round(event.durationMs);
+        if (delivered !== undefined) entry.delivery = delivered;
+      });
     },
     ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
-      if (outcome === "delivered" || outcome === "interrupted") return;
       const id = entryOf(job);
-      if (id !== undefined)
-        state.inspector.update(id, (entry) =>
-          entry.deliveries?.push({ text: `${outcome}${reason === undefined ? "" : `: ${reason}`}`, outcome: outcome === "skipped" ? "unchecked" : "failed" }),
-        );
+      if (id === undefined || outcome === "delivered") return;
+      state.inspector.update(id, (entry) => {
+        // Interrupted: back in the spool or the queue, to be delivered after the next start.
+        if (outcome === "interrupted") {
+          entry.delivery = { state: "pending" };
+          return;
+        }
+        const text = `${outcome}${reason === undefined ? "" : `: ${reason}`}`;
+        // Each attempt's line is there already: they are the attempts made.
+        entry.delivery = { state: "failed", attempts: entry.deliveries?.length ?? 0, reason: text };
+        entry.deliveries?.push({ text, outcome: outcome === "skipped" ? "unchecked" : "failed" });
+      });
     },
   };
   state.inspector = await startInspector({
@@ -67,13 +105,14 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
     get origin() {
       return state.origin;
     },
+    retryNow: options.retryNow,
     resend: async (id, request) => {
       const delivered = sent.get(id);
       if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
       const { destination, body } = delivered;
       const url = request.url ?? destination.targets[0]?.url.href ?? "";
       const result = await resendRequest(
-        { method: destination.method, headers: {}, body: Buffer.from(body) },
+        { method: destination.method, headers: {}, body: Buffer.from(request.body ?? body) },
         { url, resignWith: destination.sharedSecret },
         env,
       ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
@@ -92,6 +131,7 @@ function eventEntry(
   sent: unknown,
   { verdict, reason, answer }: { verdict: InspectorEntry["verdict"]; reason: string | undefined; answer: string },
 ): InspectorEntry {
+  const accepted = verdict === "accepted";
   const event = isJsonObject(sent) ? sent : {};
   const body = JSON.stringify(sent) ?? "";
   return {
@@ -101,6 +141,7 @@ function eventEntry(
     method: "POST",
     path: request.path.unsafeRaw(),
     type: String(event.type ?? ""),
+    event: typeof event.event === "string" ? event.event : "",
     user: userOf(event) ?? "",
     size: Buffer.byteLength(body),
     verdict,
@@ -111,5 +152,6 @@ function eventEntry(
     answer,
     resends: [],
     deliveries: [],
+    delivery: accepted ? { state: "pending" } : undefined,
   };
 }

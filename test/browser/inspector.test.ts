@@ -36,7 +36,8 @@ async function open(url: string): Promise<{ page: Page; dialogs: string[] }> {
   return { page, dialogs };
 }
 
-const rows = (page: Page) => page.locator("[data-testid=rows] tr");
+// Hidden rows are the ones a filter leaves out.
+const rows = (page: Page) => page.locator("[data-testid=rows] tr:not([hidden])");
 
 describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", () => {
   it("shows each request live with its verdict; opens, filters, resends, copies; and shows hostile text as text", async () => {

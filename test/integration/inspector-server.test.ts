@@ -41,6 +41,7 @@ function entry(id: number): InspectorEntry {
     method: "POST",
     path: "/hook",
     type: "track",
+    event: "Secret Order",
     user: "u1",
     size: body.length,
     verdict: "valid",

@@ -1,4 +1,12 @@
-import type { AsJson, InspectorEntry, InspectorFailure, InspectorHello, InspectorResendBody } from "../../adapters/inspector-protocol.js";
+import type {
+  AsJson,
+  InspectorCleared,
+  InspectorEntry,
+  InspectorFailure,
+  InspectorHello,
+  InspectorResendBody,
+  InspectorRetried,
+} from "../../adapters/inspector-protocol.js";
 
 // What the page reads from its server and sends to it, typed as the server writes it.
 
@@ -17,6 +25,8 @@ export interface StreamHandlers {
   hello(hello: Hello): void;
   /** A new entry, or a changed one (same id). */
   entry(entry: Entry): void;
+  /** The list was cleared (by this page or another one). */
+  cleared(): void;
   /** The stream broke: the browser reconnects by itself. */
   lost(): void;
 }
@@ -26,16 +36,34 @@ export function follow(handlers: StreamHandlers): void {
   const source = new EventSource(withToken("/events"));
   source.addEventListener("hello", (event) => handlers.hello(JSON.parse(event.data) as Hello));
   source.addEventListener("entry", (event) => handlers.entry(JSON.parse(event.data) as Entry));
+  source.addEventListener("clear", () => handlers.cleared());
   source.addEventListener("error", () => handlers.lost());
 }
 
-/** Asks the inspector to resend an entry (its outcome comes on the stream); throws what it answers when it refuses. */
-export async function resend(id: number, body: InspectorResendBody): Promise<void> {
-  const response = await fetch(withToken(`/api/entries/${id}/resend`), {
+/** Asks the inspector for an action; throws what it answers when it refuses. */
+async function act<T>(path: string, body: object = {}): Promise<T> {
+  const response = await fetch(withToken(path), {
     method: "POST",
     // The custom header is what the server takes as coming from this page (a form of another site cannot set it).
     headers: { "content-type": "application/json", "x-wh-inspector": "1" },
     body: JSON.stringify(body),
   });
-  if (!response.ok) throw new Error(((await response.json()) as InspectorFailure).error);
+  const answer = (await response.json()) as T | InspectorFailure;
+  if (!response.ok) throw new Error((answer as InspectorFailure).error);
+  return answer as T;
+}
+
+/** Asks the inspector to resend an entry (its outcome comes on the stream). */
+export async function resend(id: number, body: InspectorResendBody): Promise<void> {
+  await act(`/api/entries/${id}/resend`, body);
+}
+
+/** Empties the inspector's list, the server's and every open page's. */
+export function clearAll(): Promise<InspectorCleared> {
+  return act("/api/clear");
+}
+
+/** Asks wh serve to retry the deliveries waiting to, now. */
+export function retryNow(): Promise<InspectorRetried> {
+  return act("/api/retry-now");
 }

@@ -1,40 +1,91 @@
 import { commandBuilders } from "../../adapters/inspector-commands.js";
-import type { InspectorVerdict } from "../../adapters/inspector-protocol.js";
 import { MESSAGE_TYPES } from "../../core/message/types.js";
-import { resend, type Entry } from "./api.js";
+import type { Entry } from "./api.js";
+import { resendForm } from "./resend-form.js";
+import { deliveryShown, duration, VERDICT_TEXT } from "./format.js";
 import { el, tested } from "./dom.js";
 
 // The selected entry in full: verdict, headers, body, answer, deliveries, and what to do with it.
 
-/** How the list and the filter name a verdict. */
-export const VERDICT_TEXT: Record<InspectorVerdict, string> = {
-  valid: "valid",
-  "valid-batch": "valid (batch)",
-  invalid: "invalid",
-  missing: "unsigned",
-  unchecked: "not checked",
-  accepted: "accepted",
-  rejected: "rejected",
-};
-
 // The tested builders (every value shell-quoted), bundled in.
 const { curlCommand, whSendCommand } = commandBuilders(MESSAGE_TYPES);
 
-export interface DetailView {
-  entry: Entry;
-  /** Where requests came to: the URL of "resend to the same URL" and of the copied commands. */
+export interface DetailContext {
+  /** Where requests came to: the URL of the copied commands (and of a resend, for wh listen). */
   origin: string;
   canResend: boolean;
-  /** Shows the entry again (a failed resend adds a line to it). */
-  rerender(): void;
 }
 
-/** The elements that show `view.entry`. */
-export function detailOf(view: DetailView): HTMLElement[] {
-  const { entry } = view;
+type Line = Entry["resends"][number];
+
+/**
+ * The detail pane. The entry it shows changes while it is open (a delivery, a resend): what it
+ * says is written again then, but its actions are made once per entry, so that a body being
+ * edited, a URL being typed, stay as they are.
+ */
+export class DetailPane {
+  private readonly info = el("div");
+  private readonly actions = el("div");
+  private readonly after = el("div");
+  private shown: { entry: Entry; failures: Line[]; placeholder(entry: Entry): void } | undefined;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly context: () => DetailContext,
+  ) {}
+
+  /** Shows `entry`: from its top when it is another one than shown. */
+  show(entry: Entry): void {
+    if (this.shown?.entry.id !== entry.id) this.open(entry);
+    const shown = this.shown as NonNullable<typeof this.shown>;
+    shown.entry = entry;
+    shown.placeholder(entry);
+    this.info.replaceChildren(...infoOf(entry));
+    const lines = [...entry.resends, ...shown.failures];
+    const resends = tested(el("div"), "resends");
+    for (const line of lines) resends.append(el("div", line.text, line.outcome));
+    this.after.replaceChildren(...(lines.length === 0 ? [] : [resends]));
+  }
+
+  /** The entry shown, if any. */
+  get id(): number | undefined {
+    return this.shown?.entry.id;
+  }
+
+  /** Shows nothing (the list was cleared). */
+  close(): void {
+    this.shown = undefined;
+    this.root.replaceChildren(el("div", "Select a request to see its headers, body and answer.", "empty"));
+  }
+
+  private open(entry: Entry): void {
+    const { origin, canResend } = this.context();
+    const failures: Line[] = [];
+    const copied = tested(el("pre"), "copied");
+    copied.style.display = "none";
+    const buttons = copyButtons(entry, origin, copied);
+    const form = canResend
+      ? resendForm(entry, origin, (text) => {
+          failures.push({ text, outcome: "failed" });
+          if (this.shown !== undefined) this.show(this.shown.entry);
+        })
+      : undefined;
+    this.shown = { entry, failures, placeholder: form?.placeholder ?? (() => {}) };
+    this.actions.replaceChildren(el("h3", "Act on it"), buttons, ...(form === undefined ? [] : [form.element]), copied);
+    this.root.replaceChildren(this.info, this.actions, this.after);
+    this.root.scrollTop = 0;
+  }
+}
+
+/** What the detail says of an entry, above its actions. */
+function infoOf(entry: Entry): HTMLElement[] {
   const verdictText = entry.verdict === "valid-batch" ? "valid: a batch, signed over its first event" : VERDICT_TEXT[entry.verdict];
+  const event = entry.event === "" ? "" : ` “${entry.event}”`;
+  const received = new Date(entry.receivedAt);
+  const took = duration(entry);
   const parts: HTMLElement[] = [
-    el("h2", `${entry.method} ${entry.path} — ${entry.type || "?"}${entry.user ? ` ${entry.user}` : ""}`),
+    tested(el("h2", `${entry.method} ${entry.path} — ${entry.type || "?"}${event}${entry.user ? ` ${entry.user}` : ""}`), "detail-title"),
+    tested(el("div", `received ${received.toLocaleString()} (${entry.receivedAt})${took === "" ? "" : `; answered in ${took}`}`, "when"), "detail-when"),
     tested(el("div", verdictText + (entry.reason ? `: ${entry.reason}` : ""), `badge ${entry.verdict}`), "detail-verdict"),
     el("h3", "Headers"),
     tested(keyValueTable(entry.headers), "detail-headers"),
@@ -53,20 +104,17 @@ export function detailOf(view: DetailView): HTMLElement[] {
       ),
     );
   }
-  if (entry.deliveries !== undefined) {
-    parts.push(el("h3", "Deliveries"));
-    const list = tested(el("div"), "detail-deliveries");
-    if (entry.deliveries.length === 0) list.append(el("div", "not delivered yet", "unchecked"));
-    for (const attempt of entry.deliveries) list.append(el("div", attempt.text, attempt.outcome));
-    parts.push(list);
-  }
-  parts.push(el("h3", "Act on it"), ...actions(view));
-  if (entry.resends.length > 0) {
-    const list = tested(el("div"), "resends");
-    for (const line of entry.resends) list.append(el("div", line.text, line.outcome));
-    parts.push(list);
-  }
+  if (entry.deliveries !== undefined) parts.push(...deliveriesSection(entry, entry.deliveries));
   return parts;
+}
+
+/** wh serve's: where the delivery stands, then each attempt. */
+function deliveriesSection(entry: Entry, deliveries: NonNullable<Entry["deliveries"]>): HTMLElement[] {
+  const state = deliveryShown(entry);
+  const list = tested(el("div"), "detail-deliveries");
+  if (deliveries.length === 0) list.append(el("div", "not delivered yet", "unchecked"));
+  for (const attempt of deliveries) list.append(el("div", attempt.text, attempt.outcome));
+  return [el("h3", "Deliveries"), ...(state === undefined ? [] : [tested(el("div", state.full, `badge ${state.className}`), "detail-delivery")]), list];
 }
 
 function keyValueTable(object: Record<string, string>): HTMLTableElement {
@@ -102,11 +150,8 @@ function bodySection(entry: Entry): HTMLElement[] {
   return [title, body];
 }
 
-/** The copy buttons, the resend form when the inspector can resend, and what was copied. */
-function actions(view: DetailView): HTMLElement[] {
-  const { entry, origin } = view;
-  const copied = tested(el("pre"), "copied");
-  copied.style.display = "none";
+/** "copy as curl" and "copy as wh send --data": the command shown in `copied`, and put on the clipboard. */
+function copyButtons(entry: Entry, origin: string, copied: HTMLElement): HTMLElement {
   const copy = (text: string): void => {
     copied.textContent = text;
     copied.style.display = "";
@@ -119,33 +164,5 @@ function actions(view: DetailView): HTMLElement[] {
   copyWh.addEventListener("click", () => copy(whSendCommand(entry, origin)));
   const buttons = el("div", undefined, "actions");
   buttons.append(copyCurl, copyWh);
-  return view.canResend ? [buttons, resendForm(view), copied] : [buttons, copied];
-}
-
-/** Where to resend to (empty: the same URL), whether to sign again, and the button. */
-function resendForm(view: DetailView): HTMLElement {
-  const { entry } = view;
-  const form = el("div", undefined, "actions");
-  form.style.marginTop = "8px";
-  const url = tested(el("input"), "resend-url");
-  url.placeholder = `same URL (${view.origin.replace(/\/$/, "")}${entry.path})`;
-  url.size = 40;
-  const resign = tested(el("input"), "resend-resign");
-  resign.type = "checkbox";
-  const resignLabel = el("label", " re-sign");
-  resignLabel.prepend(resign);
-  const button = tested(el("button", "resend"), "resend");
-  button.addEventListener("click", async () => {
-    button.disabled = true;
-    try {
-      await resend(entry.id, { url: url.value.trim(), resign: resign.checked });
-    } catch (error) {
-      entry.resends.push({ text: `resend failed: ${(error as Error).message}`, outcome: "failed" });
-      view.rerender();
-    } finally {
-      button.disabled = false;
-    }
-  });
-  form.append(url, resignLabel, button);
-  return form;
+  return buttons;
 }

@@ -1,27 +1,40 @@
-import { follow, type Entry } from "./api.js";
-import { detailOf, VERDICT_TEXT } from "./detail.js";
+import { clearAll, follow, retryNow, type Entry } from "./api.js";
+import { DetailPane } from "./detail.js";
+import { VERDICT_TEXT } from "./format.js";
+import { EntryList } from "./list.js";
 import { byId, el } from "./dom.js";
 
 // The inspector page's script (page.html around it): the list of entries as the server streams
-// them, newest first, filtered by type, user and verdict; the selected one in full beside it.
+// them, newest first, filtered by type, user, verdict and body text; the selected one in full
+// beside it; clear, and (wh serve) retry now.
 
-const entries = new Map<number, Entry>();
-let selected: number | undefined;
-let origin = "";
-let canResend = false;
+let context = { origin: "", canResend: false };
 
 const filterType = byId("filter-type", HTMLSelectElement);
 const filterUser = byId("filter-user", HTMLInputElement);
 const filterVerdict = byId("filter-verdict", HTMLSelectElement);
+const filterBody = byId("filter-body", HTMLInputElement);
 const status = byId("status", HTMLElement);
-const detail = byId("detail", HTMLElement);
+const table = byId("table", HTMLTableElement);
+const rows = byId("rows", HTMLTableSectionElement);
+const empty = byId("empty", HTMLElement);
+const clearButton = byId("clear", HTMLButtonElement);
+const retryButton = byId("retry-now", HTMLButtonElement);
+const detail = new DetailPane(byId("detail", HTMLElement), () => context);
+
+/** The filters, read once per input rather than once per row. */
+let filters = readFilters();
+
+function readFilters() {
+  return { type: filterType.value, user: filterUser.value.trim(), verdict: filterVerdict.value, body: filterBody.value.trim().toLowerCase() };
+}
 
 function matches(entry: Entry): boolean {
-  const user = filterUser.value.trim();
   return (
-    (filterType.value === "" || entry.type === filterType.value) &&
-    (user === "" || entry.user.includes(user)) &&
-    (filterVerdict.value === "" || entry.verdict === filterVerdict.value)
+    (filters.type === "" || entry.type === filters.type) &&
+    (filters.user === "" || entry.user.includes(filters.user)) &&
+    (filters.verdict === "" || entry.verdict === filters.verdict) &&
+    (filters.body === "" || entry.body.toLowerCase().includes(filters.body))
   );
 }
 
@@ -33,63 +46,65 @@ function addOption(select: HTMLSelectElement, value: string, label = value): voi
   select.append(option);
 }
 
-function row(entry: Entry): HTMLTableRowElement {
-  const tr = el("tr");
-  tr.dataset.id = String(entry.id);
-  tr.dataset.testid = "row";
-  const time = new Date(entry.receivedAt).toLocaleTimeString();
-  const answer = entry.forwarded !== undefined && "status" in entry.forwarded ? `${entry.status} (app)` : String(entry.status);
-  const cells: [string, string?][] = [
-    [time],
-    [entry.method],
-    [entry.path],
-    [entry.type],
-    [entry.user],
-    [`${entry.size} B`],
-    [VERDICT_TEXT[entry.verdict], `badge ${entry.verdict}`],
-    [answer],
-  ];
-  for (const [text, className] of cells) {
-    const td = el("td", text, className);
-    td.title = text;
-    tr.append(td);
+const list = new EntryList(rows, matches, (changed) => {
+  empty.style.display = list.size === 0 ? "" : "none";
+  for (const entry of changed) {
+    if (entry.type) addOption(filterType, entry.type);
+    addOption(filterVerdict, entry.verdict, VERDICT_TEXT[entry.verdict]);
+    // wh serve's entries have a delivery: the column shows from the first one.
+    if (entry.delivery !== undefined) table.classList.add("with-delivery");
+    if (entry.id === detail.id) detail.show(entry);
   }
-  tr.addEventListener("click", () => {
-    selected = entry.id;
-    render();
-    detail.scrollTop = 0;
+});
+
+// One listener for every row: a click shows its entry at once, whatever is streaming in.
+rows.addEventListener("click", (event) => {
+  const tr = (event.target as Element).closest("tr");
+  const entry = tr === null ? undefined : list.select(Number(tr.dataset.id));
+  if (entry !== undefined) detail.show(entry);
+});
+
+for (const filter of [filterType, filterUser, filterVerdict, filterBody])
+  filter.addEventListener("input", () => {
+    filters = readFilters();
+    list.refilter();
   });
-  if (entry.id === selected) tr.classList.add("selected");
-  return tr;
-}
 
-function render(): void {
-  const shown = [...entries.values()].filter(matches).sort((a, b) => b.id - a.id);
-  byId("rows", HTMLTableSectionElement).replaceChildren(...shown.map(row));
-  byId("empty", HTMLElement).style.display = entries.size === 0 ? "" : "none";
-  renderDetail();
+/** Runs an action of the header's, its outcome (or why it failed) in the status line. */
+function headerAction(button: HTMLButtonElement, run: () => Promise<string>): void {
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      status.textContent = `live · ${await run()}`;
+    } catch (error) {
+      status.textContent = `live · ${button.textContent} failed: ${(error as Error).message}`;
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
-
-function renderDetail(): void {
-  const entry = selected === undefined ? undefined : entries.get(selected);
-  if (entry !== undefined) detail.replaceChildren(...detailOf({ entry, origin, canResend, rerender: renderDetail }));
-}
+headerAction(clearButton, async () => `cleared ${(await clearAll()).cleared}`);
+headerAction(retryButton, async () => {
+  const { retried } = await retryNow();
+  return retried === 0 ? "no delivery was waiting to retry" : `retrying ${retried} deliver${retried === 1 ? "y" : "ies"} now`;
+});
 
 follow({
   hello(hello) {
-    origin = hello.origin;
-    canResend = hello.resend;
-    entries.clear();
+    context = { origin: hello.origin, canResend: hello.resend };
+    retryButton.hidden = !hello.retryNow;
+    list.reset();
     status.textContent = "live";
   },
   entry(entry) {
-    entries.set(entry.id, entry);
-    if (entry.type) addOption(filterType, entry.type);
-    addOption(filterVerdict, entry.verdict, VERDICT_TEXT[entry.verdict]);
-    render();
+    list.receive(entry);
+  },
+  cleared() {
+    list.clear();
+    detail.close();
+    empty.style.display = "";
   },
   lost() {
     status.textContent = "disconnected: retrying…";
   },
 });
-for (const filter of [filterType, filterUser, filterVerdict]) filter.addEventListener("input", render);

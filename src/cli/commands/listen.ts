@@ -51,7 +51,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
         if (original === undefined) return { error: "that request is no longer kept" };
         if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
         const result = await resendRequest(
-          original,
+          request.body === undefined ? original : { ...original, body: Buffer.from(request.body) },
           { url: request.url ?? new URL(original.path.unsafeRaw(), receiver.url).href, resignWith: request.resign ? secret : undefined },
           io.env,
         ).catch((error: Error) => ({
@@ -93,6 +93,7 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     // The page shows it as text, never as markup.
     path: shownPath(request).unsafeRaw(),
     type,
+    event: typeof fields.event === "string" ? fields.event : "",
     user: userOf(fields) ?? "",
     size: request.body.length,
     verdict: request.signature,
@@ -102,6 +103,7 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     status: request.status,
     answer: request.answer,
     forwarded: shownForward(request.forwarded),
+    durationMs: request.forwarded?.durationMs,
     resends: [],
   };
 }
