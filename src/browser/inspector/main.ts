@@ -15,8 +15,8 @@ const filterUser = byId("filter-user", HTMLInputElement);
 const filterVerdict = byId("filter-verdict", HTMLSelectElement);
 const filterBody = byId("filter-body", HTMLInputElement);
 const status = byId("status", HTMLElement);
-const table = byId("table", HTMLTableElement);
-const rows = byId("rows", HTMLTableSectionElement);
+const table = byId("table", HTMLElement);
+const rows = byId("rows", HTMLElement);
 const empty = byId("empty", HTMLElement);
 const clearButton = byId("clear", HTMLButtonElement);
 const retryButton = byId("retry-now", HTMLButtonElement);
@@ -46,7 +46,7 @@ function addOption(select: HTMLSelectElement, value: string, label = value): voi
   select.append(option);
 }
 
-const list = new EntryList(rows, matches, (changed) => {
+const list = new EntryList(byId("list", HTMLElement), rows, matches, (changed) => {
   empty.style.display = list.size === 0 ? "" : "none";
   for (const entry of changed) {
     if (entry.type) addOption(filterType, entry.type);
@@ -59,8 +59,8 @@ const list = new EntryList(rows, matches, (changed) => {
 
 // One listener for every row: a click shows its entry at once, whatever is streaming in.
 rows.addEventListener("click", (event) => {
-  const tr = (event.target as Element).closest("tr");
-  const entry = tr === null ? undefined : list.select(Number(tr.dataset.id));
+  const row = (event.target as Element).closest<HTMLElement>(".row");
+  const entry = row === null ? undefined : list.select(Number(row.dataset.id));
   if (entry !== undefined) detail.show(entry);
 });
 
