@@ -17,11 +17,12 @@ interface Started {
   resends: { id: number; request: ResendRequest }[];
 }
 
-async function start(host = "127.0.0.1"): Promise<Started> {
+async function start(host = "127.0.0.1", retryNow?: () => number): Promise<Started> {
   const resends: Started["resends"] = [];
   const inspector = await startInspector({
     host,
     origin: "http://127.0.0.1:1/",
+    retryNow,
     resend: async (id, request) => {
       resends.push({ id, request });
       return { text: "HTTP 200", outcome: "delivered" };
@@ -142,5 +143,82 @@ describe("the inspector refuses requests for other host names (DNS rebinding)", 
     expect((await ask(port, "/", { host: `192.0.2.7:${port}` })).status).toBe(403);
     expect((await ask(port, `/${token}`, { host: `evil.example:${port}` })).status).toBe(403);
     expect((await ask(port, `/${token}`, { host: `192.0.2.7:${port + 1}` })).status).toBe(403);
+  });
+});
+
+describe("the inspector's actions", () => {
+  const own = (port: number) => ({ host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, ...resendHeaders });
+
+  it("resends an edited body only re-signed, byte for byte as typed; the same body is no edit", async () => {
+    const { port, resends } = await start();
+    const edited = '{"type":"track", "userId":"u1","event":"Edited é"}\n';
+    const refused = await ask(port, RESEND, own(port), "POST", JSON.stringify({ url: "", resign: false, body: edited }));
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body).error).toBe(
+      "an edited body cannot be sent as it came: its X-Signature is of the bytes received; re-sign it (resign: true)",
+    );
+    expect(resends).toEqual([]);
+    expect((await ask(port, RESEND, own(port), "POST", JSON.stringify({ url: "", resign: true, body: edited }))).status).toBe(200);
+    const unedited = entry(1).body;
+    expect((await ask(port, RESEND, own(port), "POST", JSON.stringify({ url: "", resign: false, body: unedited }))).status).toBe(200);
+    expect(resends.map(({ request }) => request)).toEqual([
+      { url: undefined, resign: true, body: edited },
+      { url: undefined, resign: false, body: undefined },
+    ]);
+  });
+
+  it("answers a resend it cannot read with 400 naming the problem, and resends nothing", async () => {
+    const { port, resends } = await start();
+    const cases: [string, string][] = [
+      ["{", "the request's body is not JSON"],
+      ['{"body":42,"resign":true}', "body: expected the text to send"],
+      ['{"url":["http://x"],"resign":true}', "url: expected a URL or an empty string"],
+    ];
+    for (const [body, error] of cases) {
+      const answer = await ask(port, RESEND, own(port), "POST", body);
+      expect(answer.status, body).toBe(400);
+      expect(JSON.parse(answer.body).error, body).toContain(error);
+    }
+    expect(resends).toEqual([]);
+  });
+
+  it("clears its entries (the next stream has none, a resend of one is 404), from its page only", async () => {
+    const { inspector, port, resends } = await start();
+    inspector.add(entry(2));
+    expect((await ask(port, "/api/clear", { host: `127.0.0.1:${port}`, "content-type": "application/json" }, "POST", "{}")).status).toBe(403);
+    expect((await ask(port, "/api/clear", { ...own(port), origin: "http://evil.example" }, "POST", "{}")).status).toBe(403);
+    expect((await ask(port, "/events", { host: `127.0.0.1:${port}` })).body).toContain("Secret Order");
+    const cleared = await ask(port, "/api/clear", own(port), "POST", "{}");
+    expect(cleared).toEqual({ status: 200, body: '{"cleared":2}' });
+    expect((await ask(port, RESEND, own(port), "POST", "{}")).status).toBe(404);
+    expect(resends).toEqual([]);
+    inspector.add(entry(3));
+    const stream = await ask(port, "/events", { host: `127.0.0.1:${port}` });
+    expect(stream.body).toContain('"id":3');
+    expect(stream.body).not.toContain('"id":1,');
+  });
+
+  it("retries now through the function it was given, says how many, and tells the page it can", async () => {
+    let calls = 0;
+    const { port } = await start("127.0.0.1", () => {
+      calls += 1;
+      return 3;
+    });
+    expect((await ask(port, "/events", { host: `127.0.0.1:${port}` })).body).toContain('"retryNow":true');
+    expect((await ask(port, "/api/retry-now", { host: `127.0.0.1:${port}` }, "POST", "{}")).status).toBe(403);
+    expect(
+      (await ask(port, "/api/retry-now", { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, ...resendHeaders }, "POST", "{}")).status,
+    ).toBe(403);
+    expect(calls).toBe(0);
+    expect(await ask(port, "/api/retry-now", own(port), "POST", "{}")).toEqual({ status: 200, body: '{"retried":3}' });
+    expect(calls).toBe(1);
+  });
+
+  it("without a retry function, says so in hello and answers retry-now 404", async () => {
+    const { port } = await start();
+    expect((await ask(port, "/events", { host: `127.0.0.1:${port}` })).body).toContain('"retryNow":false');
+    const answer = await ask(port, "/api/retry-now", own(port), "POST", "{}");
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body).error).toBe("no such action");
   });
 });
