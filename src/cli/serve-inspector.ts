@@ -95,7 +95,7 @@ export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, 
         }
         const text = `${outcome}${reason === undefined ? "" : `: ${reason}`}`;
         // Each attempt's line is there already: they are the attempts made.
-        entry.delivery = { state: "failed", attempts: entry.deliveries?.length ?? 0, reason: text };
+        entry.delivery = { state: "failed", attempts: entry.deliveries?.length ?? 0, reason: outcome === "failed" ? (reason ?? outcome) : text };
         entry.deliveries?.push({ text, outcome: outcome === "skipped" ? "unchecked" : "failed" });
       });
     },

@@ -31,35 +31,42 @@ interface Click {
   ms: number;
 }
 
-/** Records each click on a row: which row it hit, what the detail then showed, and how long that took. */
-function recordClicks(page: Page): Promise<void> {
-  return page.evaluate(() => {
-    const clicks: Click[] = [];
-    (window as unknown as { clicks: Click[] }).clicks = clicks;
-    const detail = document.getElementById("detail") as HTMLElement;
-    document.addEventListener(
-      "click",
-      (event) => {
-        const tr = (event.target as Element).closest("#rows .row");
-        if (tr === null) return;
-        const path = tr.children[1]?.textContent ?? "";
-        const observer = new MutationObserver(() => {
-          observer.disconnect();
-          // The frame after the change, once painted (a task queued from its animation frame runs after the paint).
-          requestAnimationFrame(() =>
-            setTimeout(() => {
-              const title = document.querySelector("[data-testid=detail-title]")?.textContent ?? "";
-              clicks.push({ path, title, ms: performance.now() - event.timeStamp });
-            }),
-          );
-        });
-        observer.observe(detail, { childList: true, subtree: true, characterData: true });
-      },
-      // Before the page's own listener changes the detail.
-      true,
-    );
-  });
-}
+// What runs in the page is JavaScript text: the tests are type-checked without the DOM's types.
+
+/**
+ * Records each click on a row in `window.clicks`: which row it hit (its request column), what the
+ * detail then showed, and how long that took. It listens before the page's own listener changes
+ * the detail, and stops the clock at the frame after the change, once painted (a task queued from
+ * an animation frame runs after its paint).
+ */
+const RECORD_CLICKS = `
+  window.clicks = [];
+  const detail = document.getElementById("detail");
+  document.addEventListener("click", (event) => {
+    const row = event.target.closest("#rows .row");
+    if (row === null) return;
+    const path = row.children[1].textContent;
+    const observer = new MutationObserver(() => {
+      observer.disconnect();
+      requestAnimationFrame(() => setTimeout(() => {
+        const title = document.querySelector("[data-testid=detail-title]").textContent;
+        window.clicks.push({ path, title, ms: performance.now() - event.timeStamp });
+      }));
+    });
+    observer.observe(detail, { childList: true, subtree: true, characterData: true });
+  }, true);
+`;
+
+/** The list scrolled a little, then the id of the row in the middle of its view. */
+const PICK_ROW = `(async () => {
+  const list = document.getElementById("list");
+  list.scrollTop = 200;
+  await new Promise(requestAnimationFrame);
+  const box = list.getBoundingClientRect();
+  return document.elementFromPoint(box.left + 100, box.top + box.height / 2)?.closest(".row")?.dataset.id;
+})()`;
+
+const recorded = (page: Page): Promise<Click[]> => page.evaluate("window.clicks") as Promise<Click[]>;
 
 async function postAll(listening: string, sent: { count: number }): Promise<void> {
   const worker = async (): Promise<void> => {
@@ -80,7 +87,7 @@ describe.skipIf(!available)("the inspector page under volume, in Chromium", () =
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(inspector);
     await page.getByTestId("status").filter({ hasText: "live" }).waitFor();
-    await recordClicks(page);
+    await page.evaluate(RECORD_CLICKS);
 
     const sent = { count: 0 };
     const started = performance.now();
@@ -93,12 +100,7 @@ describe.skipIf(!available)("the inspector page under volume, in Chromium", () =
       await page.waitForTimeout(300);
       if (sent.count < 500) continue;
       // The row in the middle of the list's view, by its id: the same element while others come in above it.
-      const id = await page.locator("#list").evaluate(async (list) => {
-        list.scrollTop = 200;
-        await new Promise(requestAnimationFrame);
-        const box = list.getBoundingClientRect();
-        return document.elementFromPoint(box.left + 100, box.top + box.height / 2)?.closest<HTMLElement>(".row")?.dataset.id;
-      });
+      const id = (await page.evaluate(PICK_ROW)) as string;
       // At a thousand requests a second a row stays in the list for a second: one that left it
       // before the click could land is not clicked, and another is picked.
       const landed = await page
@@ -123,8 +125,8 @@ describe.skipIf(!available)("the inspector page under volume, in Chromium", () =
 
     // After the stream too: a click shows the request clicked.
     await allRows.nth(500).click();
-    await expect.poll(() => page.evaluate(() => (window as unknown as { clicks: Click[] }).clicks.length)).toBe(clicked + 1);
-    const clicks = await page.evaluate(() => (window as unknown as { clicks: Click[] }).clicks);
+    await expect.poll(async () => (await recorded(page)).length).toBe(clicked + 1);
+    const clicks = await recorded(page);
     for (const click of clicks) expect(click.title).toContain(click.path);
     expect(clicked).toBeGreaterThanOrEqual(5);
 

@@ -159,4 +159,80 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     expect(await page.getByTestId("detail-body").textContent()).toContain('"event": "Served"');
     expect(dialogs).toEqual([]);
   });
+
+  it("shows each row's date and event name, searches bodies, resends an edited body re-signed as typed, and clears", async () => {
+    const other = await receiver();
+    const { listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
+    const { page, dialogs } = await open(inspector);
+    for (const [event, note] of [
+      ["Order Completed", "the needle"],
+      ["Signed Up", "hay"],
+    ]) {
+      const body = JSON.stringify({ type: "track", userId: "u1", event, properties: { note } });
+      expect(await post(`${listening}hook`, body, { "x-signature": hmacHex(SECRET, body) })).toBe(200);
+    }
+    await expect.poll(() => rows(page).count()).toBe(2);
+    expect(await rows(page).locator(".event").allTextContents()).toEqual(["Signed Up", "Order Completed"]);
+    expect(await rows(page).first().locator(".time").textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+
+    // Body search, whatever the case.
+    await page.getByTestId("filter-body").fill("NEEDLE");
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await rows(page).first().click();
+    expect(await page.getByTestId("detail-title").textContent()).toContain("“Order Completed”");
+    expect(await page.getByTestId("detail-when").textContent()).toMatch(/^received .*\d{4}-\d{2}-\d{2}T/);
+    await page.getByTestId("filter-body").fill("");
+    await expect.poll(() => rows(page).count()).toBe(2);
+
+    // Edited, the body can only go re-signed, and goes exactly as typed.
+    await page.getByTestId("edit-body").click();
+    const edited = '{"type":"track",  "userId":"u1","event":"Order Completed","properties":{"note":"edited é"}}\n';
+    await page.getByTestId("resend-body").fill(edited);
+    expect(await page.getByTestId("resend-resign").isChecked()).toBe(true);
+    expect(await page.getByTestId("resend-resign").isDisabled()).toBe(true);
+    expect(await page.getByTestId("resend-note").textContent()).toContain("re-signed");
+    await page.getByTestId("resend-url").fill(other.url);
+    await page.getByTestId("resend").click();
+    await expect.poll(() => other.requests.length).toBe(1);
+    expect(other.requests[0]?.body.toString("utf8")).toBe(edited);
+    expect(other.requests[0]?.headers["x-signature"]).toBe(hmacHex(SECRET, edited));
+    await expect.poll(() => page.getByTestId("resends").textContent()).toContain("resent re-signed");
+
+    // Clear empties this page, the server's list (a page opened after shows nothing) and every page open.
+    const second = await open(inspector);
+    await expect.poll(() => rows(second.page).count()).toBe(2);
+    await page.getByTestId("clear").click();
+    await expect.poll(() => rows(page).count()).toBe(0);
+    await expect.poll(() => rows(second.page).count()).toBe(0);
+    expect(await page.getByTestId("detail").textContent()).toContain("Select a request");
+    const third = await open(inspector);
+    await third.page.waitForTimeout(200);
+    expect(await rows(third.page).count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+
+  it("wh serve --ui shows where each delivery stands, and resends to the webhook by default", async () => {
+    const hook = await receiver({
+      replies: (request) => (request.body.includes("Broken") ? { status: 500, body: "database is down" } : 200),
+    });
+    const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--url", hook.url, "--max-attempts", "2"], SECRET);
+    const { page, dialogs } = await open(inspector);
+    const authorization = `Basic ${Buffer.from("wk:").toString("base64")}`;
+    for (const event of ["Fine", "Broken"]) expect(await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event }), { authorization })).toBe(200);
+    await expect.poll(() => rows(page).count()).toBe(2);
+    // The column shows once there are serve's entries; retry now is not offered (nothing wires it here).
+    expect(await page.locator(".head .delivery").isVisible()).toBe(true);
+    expect(await page.getByTestId("retry-now").isVisible()).toBe(false);
+    const broken = rows(page).first();
+    await expect.poll(() => rows(page).nth(1).locator(".delivery").textContent(), { timeout: 10_000 }).toBe("delivered 200");
+    await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 10_000 }).toMatch(/^retrying, next \d{2}:\d{2}:\d{2}$/);
+    expect(await broken.locator(".delivery").getAttribute("title")).toContain("HTTP 500: database is down");
+    await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 20_000 }).toBe("failed");
+    await broken.click();
+    expect(await page.getByTestId("detail-delivery").textContent()).toBe(
+      `failed after 2 attempts: ${hook.url} → HTTP 500: database is down (gave up after 2 attempts)`,
+    );
+    expect(await page.getByTestId("resend-url").getAttribute("placeholder")).toBe(`same URL (${hook.url})`);
+    expect(dialogs).toEqual([]);
+  });
 });
