@@ -2,7 +2,7 @@ import { commandBuilders } from "../../adapters/inspector-commands.js";
 import { MESSAGE_TYPES } from "../../core/message/types.js";
 import type { Entry } from "./api.js";
 import { resendForm } from "./resend-form.js";
-import { deliveryShown, duration, VERDICT_TEXT } from "./format.js";
+import { dateTime, deliveryShown, duration, VERDICT_TEXT } from "./format.js";
 import { el, tested } from "./dom.js";
 
 // The selected entry in full: verdict, headers, body, answer, deliveries, and what to do with it.
@@ -81,12 +81,14 @@ export class DetailPane {
 function infoOf(entry: Entry): HTMLElement[] {
   const verdictText = entry.verdict === "valid-batch" ? "valid: a batch, signed over its first event" : VERDICT_TEXT[entry.verdict];
   const event = entry.event === "" ? "" : ` “${entry.event}”`;
-  const received = new Date(entry.receivedAt);
   const took = duration(entry);
+  const tookText = took === "" ? "" : entry.kind === "event" ? `; the last delivery attempt took ${took}` : `; the app answered in ${took}`;
   const parts: HTMLElement[] = [
     tested(el("h2", `${entry.method} ${entry.path} — ${entry.type || "?"}${event}${entry.user ? ` ${entry.user}` : ""}`), "detail-title"),
-    tested(el("div", `received ${received.toLocaleString()} (${entry.receivedAt})${took === "" ? "" : `; answered in ${took}`}`, "when"), "detail-when"),
+    tested(el("div", `received ${dateTime(entry.receivedAt)} (${entry.receivedAt})${tookText}`, "when"), "detail-when"),
     tested(el("div", verdictText + (entry.reason ? `: ${entry.reason}` : ""), `badge ${entry.verdict}`), "detail-verdict"),
+    // wh serve's: where the event went is what its detail is opened for.
+    ...(entry.deliveries === undefined ? [] : deliveriesSection(entry, entry.deliveries)),
     el("h3", "Headers"),
     tested(keyValueTable(entry.headers), "detail-headers"),
     ...bodySection(entry),
@@ -104,7 +106,6 @@ function infoOf(entry: Entry): HTMLElement[] {
       ),
     );
   }
-  if (entry.deliveries !== undefined) parts.push(...deliveriesSection(entry, entry.deliveries));
   return parts;
 }
 

@@ -16,7 +16,14 @@ export const VERDICT_TEXT: Record<InspectorVerdict, string> = {
 
 const two = (n: number): string => String(n).padStart(2, "0");
 
-/** Local date and time to the second (`2026-11-22 10:00:01`): a capture holds yesterday's requests too. */
+/** Local day and time to the second (`Nov 22 10:00:01`): a capture holds yesterday's requests too. */
+export function dayAndTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${clock(d)}`;
+}
+
+/** Local date and time in full (`2026-11-22 10:00:01`): the row's title, the detail's line. */
 export function dateTime(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
@@ -58,7 +65,7 @@ export function deliveryShown(entry: Entry): DeliveryShown | undefined {
     case "retrying": {
       const next = clock(new Date(delivery.nextAttemptAt));
       return {
-        text: `retrying, next ${next}`,
+        text: `retrying at ${next}`,
         full: `retrying: ${plural(delivery.attempts, "attempt")}, the last answered ${delivery.lastAnswer}; next attempt at ${next}`,
         className: "retrying",
       };

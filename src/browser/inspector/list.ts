@@ -1,5 +1,5 @@
 import type { Entry } from "./api.js";
-import { dateTime, deliveryShown, duration, VERDICT_TEXT } from "./format.js";
+import { dateTime, dayAndTime, deliveryShown, duration, VERDICT_TEXT } from "./format.js";
 import { el } from "./dom.js";
 
 // The list of entries, newest first. Under volume (thousands of requests a second) the DOM is
@@ -130,8 +130,9 @@ function rowOf(entry: Entry, selected: boolean): HTMLElement {
   const answer = entry.forwarded !== undefined && "status" in entry.forwarded ? `${entry.status} (app)` : String(entry.status);
   const delivery = deliveryShown(entry);
   const cells: [string, string, string?][] = [
-    [dateTime(entry.receivedAt), "time"],
-    [`${entry.method} ${entry.path}`, "request"],
+    [dayAndTime(entry.receivedAt), "time", dateTime(entry.receivedAt)],
+    // Webhooks are POSTs: another method is worth seeing.
+    [entry.method === "POST" ? entry.path : `${entry.method} ${entry.path}`, "path"],
     [entry.type, "type"],
     [entry.event, "event"],
     [entry.user, "user"],
