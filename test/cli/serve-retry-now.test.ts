@@ -56,6 +56,20 @@ describe("wh serve: retry now", () => {
     expect(hook.requests).toHaveLength(1);
   });
 
+  it("retries from the inspector's button (wh serve --ui): the page's action reaches the engine, with the same log line", async () => {
+    const { hook, heal } = await downForAnHour();
+    const wh = await serve(["--url", hook.url, "--ui"]);
+    const inspector = /inspector: (http:\/\/\S+\/)/.exec(await wh.waitForStderr((text) => /inspector: http/.test(text)))?.[1];
+    await trackEach(wh.url, ["u1", "u2"]);
+    await expect.poll(async () => (await health(wh.url)).retrying).toBe(2);
+    heal();
+    const answer = await fetch(`${inspector}api/retry-now`, { method: "POST", headers: { "x-wh-inspector": "1" } });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ retried: 2 });
+    await eventually(() => hook.requests.length === 4, 10_000, "two deliveries after the button");
+    expect(wh.stderr()).toContain("retrying 2 waiting deliveries now (the inspector's button)");
+  });
+
   it("says every few seconds what waits on a failing webhook (URL redacted, its answer neutralised), then that it answers again", async () => {
     const { hook, heal } = await downForAnHour("database is down\u001b[2J");
     const withPassword = hook.url.replace("http://", "http://ops:hunter2@");

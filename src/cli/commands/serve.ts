@@ -56,7 +56,8 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     const bySource = config.sources !== undefined && (flags.url ?? []).length === 0;
     if (bySource) requireWriteKeys(settings.destinations, settings.configPath);
     noteUnsigned(output, settings.destinations);
-    const page = flags.ui === true ? await startServeInspector(host, env, output).catch(listenFailure(0, host)) : undefined;
+    const retryFromPage = pageRetry(output);
+    const page = flags.ui === true ? await startServeInspector(host, env, output, { retryNow: retryFromPage.retry }).catch(listenFailure(0, host)) : undefined;
     const waitingLines = new WaitingLines(output, commandClock(io));
     const run: ServeRun = { flags, output, settings, queueUrl, receiver, page, waitingLines };
     const handle = await startServe({
@@ -79,6 +80,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       role,
       ...serveCallbacks(run),
     }).catch(listenFailure(port, host));
+    retryFromPage.connect(handle);
     const retryNow = listenForRetryNow(io, output, false, handle);
     if (flags.verbose !== true) waitingLines.start(() => handle.waiting());
     printStarted(run, handle);
@@ -105,6 +107,24 @@ interface ServeRun {
   receiver: Receiver | undefined;
   page: Awaited<ReturnType<typeof startServeInspector>> | undefined;
   waitingLines: WaitingLines;
+}
+
+/**
+ * The inspector's "retry now" button: the page starts before the engine it retries, so the button
+ * reaches the engine once there is one, with the same line as SIGUSR1 and the r key.
+ */
+function pageRetry(output: Output): { retry(): number; connect(deliveries: { retryNow(): number }): void } {
+  let deliveries: { retryNow(): number } | undefined;
+  return {
+    retry() {
+      const retried = deliveries?.retryNow() ?? 0;
+      output.log(`${retryNowLine(retried)} (the inspector's button)`);
+      return retried;
+    },
+    connect(engine) {
+      deliveries = engine;
+    },
+  };
 }
 
 function keptIn(queueUrl: string | undefined): string {
