@@ -206,22 +206,25 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
 
   it("wh serve --ui shows where each delivery stands, and resends to the webhook by default", async () => {
     const hook = await receiver({
-      // Retry-After holds the retry off long enough to see it waiting.
-      replies: (request) => (request.body.includes("Broken") ? { status: 500, headers: { "retry-after": "2" }, body: "database is down" } : 200),
+      // Retry-After holds the retry off for an hour: only the retry-now button brings it.
+      replies: (request) => (request.body.includes("Broken") ? { status: 500, headers: { "retry-after": "3600" }, body: "database is down" } : 200),
     });
     const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--url", hook.url, "--max-attempts", "2"], SECRET);
     const { page, dialogs } = await open(inspector);
     const authorization = `Basic ${Buffer.from("wk:").toString("base64")}`;
     for (const event of ["Fine", "Broken"]) expect(await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event }), { authorization })).toBe(200);
     await expect.poll(() => rows(page).count()).toBe(2);
-    // The column shows once there are serve's entries; retry now is not offered (nothing wires it here).
+    // The column shows once there are serve's entries, and so does the retry-now button.
     expect(await page.locator(".head .delivery").isVisible()).toBe(true);
-    expect(await page.getByTestId("retry-now").isVisible()).toBe(false);
+    expect(await page.getByTestId("retry-now").isVisible()).toBe(true);
     const broken = rows(page).first();
     await expect.poll(() => rows(page).nth(1).locator(".delivery").textContent(), { timeout: 10_000 }).toBe("delivered 200");
     await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 10_000 }).toMatch(/^retrying at \d{2}:\d{2}:\d{2}$/);
     expect(await broken.locator(".delivery").getAttribute("title")).toContain("HTTP 500: database is down");
+    // The button sends the waiting attempt now: the second and last, so the event fails.
+    await page.getByTestId("retry-now").click();
     await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 20_000 }).toBe("failed");
+    expect(hook.requests.filter((request) => request.body.includes("Broken"))).toHaveLength(2);
     await broken.click();
     expect(await page.getByTestId("detail-delivery").textContent()).toBe(
       `failed after 2 attempts: ${hook.url} → HTTP 500: database is down (gave up after 2 attempts)`,
