@@ -1,6 +1,6 @@
 import { clearAll, follow, retryNow, type Entry } from "./api.js";
 import { DetailPane } from "./detail.js";
-import { VERDICT_TEXT } from "./format.js";
+import { duration, VERDICT_TEXT } from "./format.js";
 import { EntryList } from "./list.js";
 import { byId, el } from "./dom.js";
 
@@ -53,6 +53,8 @@ const list = new EntryList(byId("list", HTMLElement), rows, matches, (changed) =
     addOption(filterVerdict, entry.verdict, VERDICT_TEXT[entry.verdict]);
     // wh serve's entries have a delivery: the column shows from the first one.
     if (entry.delivery !== undefined) table.classList.add("with-delivery");
+    // wh listen times only what --forward-to's app answered: the column shows from the first one.
+    if (duration(entry) !== "") table.classList.add("with-duration");
     if (entry.id === detail.id) detail.show(entry);
   }
 });
