@@ -2,6 +2,7 @@ import * as z from "zod/mini";
 import { formatIssues, formatPath } from "../core/message/schema.js";
 import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
+import { safeParse } from "../core/schema-check.js";
 import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
@@ -145,12 +146,12 @@ export type ParseConfigResult = { ok: true; value: WhConfig } | { ok: false; iss
 
 /** Validates a configuration: pure, with one `path: problem` line per issue. */
 export function parseConfig(input: unknown): ParseConfigResult {
-  const parsed = configSchema.safeParse(input ?? {});
+  const parsed = safeParse(configSchema, input ?? {});
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
 }
 
 /** Validates webhooks given on the command line, with the same rules as the file's. */
 export function parseWebhooks(input: unknown): { ok: true; value: WebhookConfig[] } | { ok: false; issues: string[] } {
-  const parsed = webhooksSchema.safeParse(input);
+  const parsed = safeParse(webhooksSchema, input);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
 }

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import en from "zod/v4/locales/en.js";
 import { isJsonObject } from "./message/parse-json.js";
 
 /**
@@ -78,9 +79,21 @@ export function looseObject<S extends Shape>(shape: S): Checked<z.ZodMiniObject<
 }
 
 /**
+ * wh's messages are English, given with each parse: zod/mini has no locale until one is set, and
+ * setting it with z.config would change the messages of the application that imports wh (zod's
+ * configuration is global). A parse's own error map outranks the global one, whatever the host set.
+ */
+const ENGLISH: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
+
+/** zod's safeParse, with wh's English messages. */
+export function safeParse<T extends z.ZodMiniType>(schema: T, value: unknown): z.core.util.SafeParseResult<z.output<T>> {
+  return schema.safeParse(value, ENGLISH);
+}
+
+/**
  * zod's safeParse with the check first: a value the check accepts is returned as it is; one it
  * refuses is parsed by zod, which says why.
  */
 export function withFastPath<T extends z.ZodMiniType>({ schema, check }: Checked<T>): (value: unknown) => z.core.util.SafeParseResult<z.output<T>> {
-  return (value) => (check(value) ? { success: true, data: value as z.output<T> } : schema.safeParse(value));
+  return (value) => (check(value) ? { success: true, data: value as z.output<T> } : safeParse(schema, value));
 }

@@ -1,12 +1,11 @@
-import * as z from "zod/mini";
-import en from "zod/v4/locales/en.js";
+import type * as z from "zod/mini";
 import { custom, literal, looseObject, nonEmptyString, nullish, number, oneOf, optional, string, withFastPath } from "../schema-check.js";
 import { isJsonObject } from "./parse-json.js";
 import { MESSAGE_TYPES, type MessageType } from "./types.js";
 
 // zod/mini (the same library, its tree-shakable API) keeps every command that validates a small
-// bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English here.
-z.config(en());
+// bundle: the classic API pulled 750 KB into `wh send`'s start-up. Its messages are English, set
+// per parse (schema-check.ts's safeParse), never with z.config: that would reset the host's locale.
 
 /** A message's type, with an error that says "missing type" when there is none. */
 const messageType = oneOf(MESSAGE_TYPES, {
