@@ -30,3 +30,5 @@ export { parseConfig } from "./config/schema.js";
 export type { WhConfig } from "./config/schema.js";
 export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
 export { VERSION, USER_AGENT } from "./version.js";
+export { createWebhookSender } from "./library/webhook-sender.js";
+export type { AttemptRecord, SendOptions, SendReport, WebhookSender, WebhookSenderSettings, WebhookUrl } from "./library/webhook-sender.js";

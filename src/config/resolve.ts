@@ -62,7 +62,7 @@ export interface DeliverySettings {
 /** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
 export type SourceSelection = "one" | "all-enabled" | "all";
 
-const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
+export const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
 
 /** Flags override the environment, the environment overrides the config file. */
 export async function resolveDeliverySettings(
@@ -122,11 +122,24 @@ function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhC
   const mode = flags.mode ?? choice.mode ?? config.mode ?? "classic";
   const method = flags.method ?? choice.method ?? config.method ?? "POST";
   const batchSize = flags.batchSize ?? choice.batchSize ?? config.batchSize ?? 1;
-  // The classic destination posts one event per request: PUT, PATCH and batches are Actions'.
-  if (mode === "classic" && method !== "POST") throw new UsageError(`--method ${method} needs --mode actions (the classic destination only POSTs)`);
-  if (mode === "classic" && batchSize > 1)
-    throw new UsageError(`--batch-size ${batchSize} needs --mode actions (the classic destination sends one event per request)`);
+  checkDeliveryShape({ mode, method, batchSize });
   return { mode, method, batchSize };
+}
+
+const FLAG_NAMES = { mode: "--mode", method: "--method", batchSize: "--batch-size" };
+
+/**
+ * The classic destination posts one event per request: PUT, PATCH and batches are Actions'. The
+ * error names the options as the caller knows them (the flags, or the library's settings).
+ */
+export function checkDeliveryShape(
+  shape: { mode: DestinationMode; method: HttpMethod; batchSize: number },
+  names: Record<keyof typeof shape, string> = FLAG_NAMES,
+): void {
+  if (shape.mode !== "classic") return;
+  if (shape.method !== "POST") throw new UsageError(`${names.method} ${shape.method} needs ${names.mode} actions (the classic destination only POSTs)`);
+  if (shape.batchSize > 1)
+    throw new UsageError(`${names.batchSize} ${shape.batchSize} needs ${names.mode} actions (the classic destination sends one event per request)`);
 }
 
 /** The sources a command is for: see SourceSelection. The flat settings are one unnamed source. */
@@ -187,7 +200,7 @@ function flagIssue(issue: string): string {
  * no credentials; reports show the password masked). A static Authorization header as well is
  * a conflict, refused.
  */
-function webhookTarget(url: URL, headers: Record<string, string>): WebhookTarget {
+export function webhookTarget(url: URL, headers: Record<string, string>): WebhookTarget {
   if (url.username === "" && url.password === "") return { url, headers };
   if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
     throw new ConfigError([`${redactUrl(url)}: the URL carries credentials and an Authorization header is set too; keep one`]);

@@ -51,6 +51,34 @@ describe("the packed package", () => {
     },
   );
 
+  it("sends a signed message with createWebhookSender, from the typed report of every attempt", async () => {
+    const sender = `import { createServer } from "node:http";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { createWebhookSender, verifyBody, type SendReport } from "wh";
+let answers = 0;
+const bodies: { body: string; signature: string }[] = [];
+const server = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on("data", (chunk: Buffer) => chunks.push(chunk)).on("end", () => {
+    bodies.push({ body: Buffer.concat(chunks).toString(), signature: String(request.headers["x-signature"]) });
+    response.writeHead((answers += 1) === 1 ? 503 : 200).end();
+  });
+}).listen(0, "127.0.0.1");
+await once(server, "listening");
+const webhook = await createWebhookSender({ webhooks: \`http://127.0.0.1:\${(server.address() as AddressInfo).port}/hook\`, sharedSecret: "s3cret" });
+const report: SendReport = await webhook.send({ type: "identify", userId: "u1", traits: { plan: "pro" } });
+await webhook.close();
+server.close();
+const statuses = report.history.map((entry) => (entry.outcome.kind === "response" ? entry.outcome.status : entry.outcome.code));
+console.log(JSON.stringify({ outcome: report.outcome, statuses, verified: bodies.map(({ body, signature }) => verifyBody("s3cret", body, signature).ok) }));
+`;
+    const project = await packed.project("sender", { type: "module", files: { "sender.ts": sender } });
+    project.compile();
+
+    expect(JSON.parse(project.run("sender.js"))).toEqual({ outcome: "delivered", statuses: [503, 200], verified: [true, true] });
+  });
+
   it("answers a plain require() and import() with the same names", async () => {
     const names = (code: string, type: string) => execFileSync(process.execPath, [`--input-type=${type}`, "-e", code], { cwd: packed.dir, encoding: "utf8" });
     const required = names('console.log(Object.keys(require("wh")).sort().join())', "commonjs");
