@@ -1,6 +1,6 @@
 import { destinationTimeoutMs, type WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
-import { redactUrl } from "../core/redact.js";
+import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "./destination.js";
 import { loadConfig } from "./load.js";
 import type { DestinationMode } from "../core/message/prepare.js";
 import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
@@ -45,7 +45,7 @@ export interface Destination {
   timeoutMs: number;
 }
 
-export type HttpMethod = "POST" | "PUT" | "PATCH";
+export type { HttpMethod } from "./destination.js";
 
 export interface DeliverySettings {
   configPath: string | undefined;
@@ -61,8 +61,6 @@ export interface DeliverySettings {
 
 /** one: the source --source names, or the only one. all-enabled: every enabled source when no --source (delete). all: every source (config show). */
 export type SourceSelection = "one" | "all-enabled" | "all";
-
-export const DEFAULT_RETRY_WINDOW_MS = 4 * 3_600_000;
 
 /** Flags override the environment, the environment overrides the config file. */
 export async function resolveDeliverySettings(
@@ -126,22 +124,6 @@ function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhC
   return { mode, method, batchSize };
 }
 
-const FLAG_NAMES = { mode: "--mode", method: "--method", batchSize: "--batch-size" };
-
-/**
- * The classic destination posts one event per request: PUT, PATCH and batches are Actions'. The
- * error names the options as the caller knows them (the flags, or the library's settings).
- */
-export function checkDeliveryShape(
-  shape: { mode: DestinationMode; method: HttpMethod; batchSize: number },
-  names: Record<keyof typeof shape, string> = FLAG_NAMES,
-): void {
-  if (shape.mode !== "classic") return;
-  if (shape.method !== "POST") throw new UsageError(`${names.method} ${shape.method} needs ${names.mode} actions (the classic destination only POSTs)`);
-  if (shape.batchSize > 1)
-    throw new UsageError(`${names.batchSize} ${shape.batchSize} needs ${names.mode} actions (the classic destination sends one event per request)`);
-}
-
 /** The sources a command is for: see SourceSelection. The flat settings are one unnamed source. */
 export function chooseSources(config: WhConfig, name: string | undefined, selection: SourceSelection): SourceChoice[] {
   const sources = Object.entries(config.sources ?? {}).map(
@@ -193,18 +175,4 @@ function flagIssue(issue: string): string {
   }
   if (/^\[\d+\]\.url/.test(issue)) return `--url ${issue.replace(/^\[\d+\]\.url: /, "")}`;
   return issue.replace(/^\[\d+\]: /, "");
-}
-
-/**
- * A URL with `user:password@` is sent with HTTP basic auth, as curl does (the URL on the wire has
- * no credentials; reports show the password masked). A static Authorization header as well is
- * a conflict, refused.
- */
-export function webhookTarget(url: URL, headers: Record<string, string>): WebhookTarget {
-  if (url.username === "" && url.password === "") return { url, headers };
-  if (Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) {
-    throw new ConfigError([`${redactUrl(url)}: the URL carries credentials and an Authorization header is set too; keep one`]);
-  }
-  const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-  return { url, headers: { ...headers, Authorization: `Basic ${Buffer.from(credentials).toString("base64")}` } };
 }

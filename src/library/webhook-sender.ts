@@ -2,13 +2,8 @@ import { randomUUID } from "node:crypto";
 import { systemClock } from "../adapters/system-clock.js";
 import { NOT_UTF8, decodeUtf8 } from "../adapters/utf8.js";
 import { parseWebhooks } from "../config/schema.js";
-import {
-  checkDeliveryShape,
-  DEFAULT_RETRY_WINDOW_MS,
-  type Destination,
-  type HttpMethod,
-  webhookTarget,
-} from "../config/resolve.js";
+import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
+import type { Destination } from "../config/resolve.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import { type DeliveryEvent, type DeliveryReport, destinationTimeoutMs } from "../core/deliver.js";
 import { ConfigError, InputError, UsageError } from "../core/errors.js";
