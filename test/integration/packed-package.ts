@@ -30,6 +30,8 @@ export interface ProjectOptions {
   files: Record<string, string>;
   /** tsconfig's module and moduleResolution (default NodeNext). */
   module?: "NodeNext" | "Node16";
+  /** Default false: wh's declarations are checked too. (Next's need @types/react: a Next app skips them.) */
+  skipLibCheck?: boolean;
 }
 
 export interface ConsumerProject {
@@ -68,12 +70,33 @@ async function createProject(dir: string, options: ProjectOptions): Promise<Cons
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: options.type }));
   const module = options.module ?? "NodeNext";
-  const compilerOptions = { strict: true, module, moduleResolution: module, target: "ES2022", outDir: "out", types: ["node"], skipLibCheck: false };
+  const compilerOptions = {
+    strict: true,
+    module,
+    moduleResolution: module,
+    target: "ES2022",
+    outDir: "out",
+    types: ["node"],
+    skipLibCheck: options.skipLibCheck ?? false,
+  };
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts", "*.tsx"] }));
   for (const [file, text] of Object.entries(options.files)) await writeFile(join(dir, file), text);
   return {
     dir,
-    compile: () => execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", ".", "--listFiles"], { cwd: dir, encoding: "utf8" }).split("\n"),
+    compile: () => {
+      try {
+        return execFileSync(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", ".", "--listFiles"], { cwd: dir, encoding: "utf8" }).split("\n");
+      } catch (error) {
+        // tsc's diagnostics are on its stdout, among the files it read.
+        const output = String((error as { stdout?: string }).stdout ?? "");
+        throw new Error(
+          `tsc failed in ${dir}:\n${output
+            .split("\n")
+            .filter((line) => line.includes("error TS"))
+            .join("\n")}`,
+        );
+      }
+    },
     run: (file, env = {}) => execFileSync(process.execPath, [join(dir, "out", file)], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } }),
   };
 }

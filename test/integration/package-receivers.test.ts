@@ -1,0 +1,146 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signBody } from "../../src/index.js";
+import { installPacked, type PackedPackage, ROOT } from "./packed-package.js";
+
+// The receiver adapters from the packed package, as an app imports them: a strict TypeScript
+// project against each framework's own types, run in real servers on 127.0.0.1; and a real
+// Next.js app (next build, next start) with a route handler. Needs `npm run build` first.
+
+const FRAMEWORKS = ["express", "@types/express", "fastify", "hono", "@hono/node-server", "next", "react", "react-dom"];
+const SECRET = "whsec-consumer";
+const EVENT = '{"type":"identify","userId":"u1","traits":{"plan":"pro"}}';
+
+let packed: PackedPackage;
+beforeAll(async () => {
+  packed = await installPacked(FRAMEWORKS);
+});
+afterAll(async () => {
+  await packed?.remove();
+});
+
+/** Each app's answer to a verified request: its kind and parsed body. */
+const SERVERS = `import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import express from "express";
+import Fastify from "fastify";
+import { Hono } from "hono";
+import { expressWebhook, fastifyWebhook, honoWebhook, nodeWebhook, webhookOf } from "wh";
+
+const secret = process.env.SECRET as string;
+const port = (server: Server) => (server.address() as AddressInfo).port;
+
+const plain = createServer(nodeWebhook({ secret }, (webhook, _request, response) => {
+  response.end(JSON.stringify({ kind: webhook.kind, body: webhook.body }));
+})).listen(0, "127.0.0.1");
+
+const app = express();
+app.post("/hook", expressWebhook({ secret }), (request, response) => {
+  response.json({ kind: webhookOf(request).kind, body: request.body });
+});
+const expressServer = app.listen(0, "127.0.0.1");
+
+const fastify = Fastify();
+fastify.post("/hook", fastifyWebhook({ secret }), async (request) => ({ kind: webhookOf(request).kind, body: request.body }));
+await fastify.listen({ port: 0, host: "127.0.0.1" });
+
+const hono = new Hono();
+hono.post("/hook", honoWebhook({ secret }), async (c) => c.json({ kind: webhookOf(c.req.raw).kind, body: await c.req.json() }));
+const honoServer = serve({ fetch: hono.fetch, port: 0, hostname: "127.0.0.1" }) as Server;
+
+await new Promise((resolve) => setTimeout(resolve, 100));
+console.log(JSON.stringify({ "node:http": port(plain), express: port(expressServer), fastify: port(fastify.server), hono: port(honoServer) }));
+`;
+
+/** The route handler, type-checked here with Next's types; the Next app runs the same code as JavaScript. */
+const ROUTE = `import { nextWebhook } from "wh";
+import type { NextRequest } from "next/server.js";
+
+export const POST = nextWebhook({ secret: process.env.SECRET as string }, (webhook, request: NextRequest) =>
+  Response.json({ kind: webhook.kind, body: webhook.body, path: request.nextUrl.pathname }),
+);
+`;
+
+async function postAll(url: string): Promise<{ signed: unknown; reserialised: number; tampered: number; unsigned: number }> {
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(url, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
+  const signature = { "X-Signature": signBody(SECRET, EVENT) };
+  const signed = await post(EVENT, signature);
+  return {
+    signed: { status: signed.status, ...((await signed.json()) as object) },
+    reserialised: (await post(JSON.stringify(JSON.parse(EVENT), null, 1), signature)).status,
+    tampered: (await post(EVENT.replace("pro", "free"), signature)).status,
+    unsigned: (await post(EVENT, {})).status,
+  };
+}
+
+describe("the receiver adapters from the packed package", () => {
+  it("type-check against Express, Fastify, Hono and Next's types, and each verifies in a real server", async () => {
+    const project = await packed.project("receivers", { type: "module", skipLibCheck: true, files: { "servers.ts": SERVERS, "route.ts": ROUTE } });
+    project.compile();
+    const child = spawn(process.execPath, [join(project.dir, "out", "servers.js")], { env: { ...process.env, SECRET }, stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const [line] = (await once(child.stdout, "data")) as [Buffer];
+      const ports = JSON.parse(line.toString()) as Record<string, number>;
+      for (const [name, port] of Object.entries(ports)) {
+        expect({ name, ...(await postAll(`http://127.0.0.1:${port}/hook`)) }).toEqual({
+          name,
+          signed: { status: 200, kind: "single", body: JSON.parse(EVENT) },
+          reserialised: 401,
+          tampered: 401,
+          unsigned: 401,
+        });
+      }
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("verifies in a real Next.js app: next build, next start, the route handler of app/hook/route.js", { timeout: 180_000 }, async () => {
+    const app = join(packed.dir, "next-app");
+    await mkdir(join(app, "app", "hook"), { recursive: true });
+    await writeFile(join(app, "package.json"), JSON.stringify({ name: "next-app", private: true, type: "module" }));
+    await writeFile(join(app, "app", "layout.js"), "export default function Layout({ children }) { return children; }\n");
+    await writeFile(
+      join(app, "app", "hook", "route.js"),
+      ROUTE.replace('import type { NextRequest } from "next/server.js";\n', "").replace("request: NextRequest", "request").replace(" as string", ""),
+    );
+    const next = join(ROOT, "node_modules", "next", "dist", "bin", "next");
+    const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", SECRET };
+    // webpack, not Turbopack: Turbopack refuses packages linked from outside the app (this test links them).
+    execFileSync(process.execPath, [next, "build", "--webpack"], { cwd: app, env, stdio: "pipe" });
+    const port = await freePort();
+    const server: ChildProcess = spawn(process.execPath, [next, "start", "--port", String(port), "--hostname", "127.0.0.1"], {
+      cwd: app,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout?.on("data", (chunk: Buffer) => chunk.toString().includes("Ready") && resolve());
+        server.once("exit", (code) => reject(new Error(`next start exited ${code}`)));
+      });
+      expect(await postAll(`http://127.0.0.1:${port}/hook`)).toEqual({
+        signed: { status: 200, kind: "single", body: JSON.parse(EVENT), path: "/hook" },
+        reserialised: 401,
+        tampered: 401,
+        unsigned: 401,
+      });
+    } finally {
+      server.kill();
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
