@@ -4,9 +4,20 @@
  */
 export { Analytics } from "./client/analytics.js";
 export { AnalyticsError, isDebugEnabled } from "./client/analytics-options.js";
-export type { AliasFields, GroupFields, IdentifyFields, MessageFields, PageFields, ScreenFields, TrackFields } from "./client/analytics.js";
+export type {
+  AliasFields,
+  Callback,
+  CommonFields,
+  GroupFields,
+  Identity,
+  IdentifyFields,
+  MessageFields,
+  PageFields,
+  ScreenFields,
+  TrackFields,
+} from "./client/analytics.js";
 export type { AnalyticsErrorCode, AnalyticsOptions } from "./client/analytics-options.js";
-export type { AnalyticsEvents, BatchResult, QueuedMessage } from "./client/batch-sender.js";
+export type { AnalyticsEvents, BatchResult, DeliveryFailure, QueuedMessage } from "./client/batch-sender.js";
 export { signBody, verifySignature, verifyBody, SIGNATURE_HEADER } from "./core/sign.js";
 export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";

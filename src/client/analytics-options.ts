@@ -20,16 +20,28 @@ export interface AnalyticsOptions {
   writeKey: string;
   /** Base URL of a Segment-compatible ingestion API; batches go to `{endpoint}/v1/batch`. Default: WH_ENDPOINT. */
   endpoint?: string | undefined;
+  /** analytics-node's base URL, the other way to say `endpoint`: batches go to `{host}{path}`. */
+  host?: string | undefined;
+  /** With `host`: the batch route (default "/v1/batch"). */
+  path?: string | undefined;
   /** Flush when this many messages are queued. Default 20; 1 sends every message at once. */
   flushAt?: number | undefined;
   /** Alias of flushAt, as the Go library's Size. */
   size?: number | undefined;
+  /** analytics-node's (deprecated) name of flushAt. */
+  maxEventsInBatch?: number | undefined;
   /** Flush when this long has passed since the last flush. Default 5000. */
   flushAfterMs?: number | undefined;
+  /** analytics-node's name of flushAfterMs. */
+  flushInterval?: number | undefined;
   /** Attempts per batch at most, the first included. Default 10. */
   maxAttempts?: number | undefined;
+  /** analytics-node's: retries after the first attempt (maxAttempts - 1). */
+  maxRetries?: number | undefined;
   /** Time allowed for each batch request's whole response. Default 10000. */
   timeoutMs?: number | undefined;
+  /** analytics-node's name of timeoutMs. */
+  httpRequestTimeout?: number | undefined;
   /** Log to stderr (or to `logger`): default on when DEBUG=analytics. */
   debug?: boolean | undefined;
   logger?: ((line: string) => void) | undefined;
@@ -61,11 +73,14 @@ const DEFAULT_FLUSH_AFTER_MS = 5_000;
 /** Checks the options (throwing AnalyticsError) and fills in the defaults. */
 export function resolveAnalyticsOptions(options: AnalyticsOptions): AnalyticsSettings {
   if (typeof options.writeKey !== "string" || options.writeKey === "") throw new AnalyticsError("E_NO_WRITE_KEY", "a write key is required");
-  const url = batchUrl(options.endpoint ?? process.env.WH_ENDPOINT);
-  const flushAt = positive("flushAt", options.flushAt ?? options.size ?? DEFAULT_FLUSH_AT);
-  const flushAfterMs = positive("flushAfterMs", options.flushAfterMs ?? DEFAULT_FLUSH_AFTER_MS);
-  const maxAttempts = positive("maxAttempts", options.maxAttempts ?? 10);
-  const timeoutMs = positive("timeoutMs", options.timeoutMs ?? 10_000);
+  const url = batchUrlOf(options);
+  const flushAt = setting(options, ["flushAt", "size", "maxEventsInBatch"], DEFAULT_FLUSH_AT);
+  const flushAfterMs = setting(options, ["flushAfterMs", "flushInterval"], DEFAULT_FLUSH_AFTER_MS);
+  const maxAttempts =
+    options.maxAttempts === undefined && options.maxRetries !== undefined
+      ? positive("maxRetries", options.maxRetries, 0) + 1
+      : setting(options, ["maxAttempts"], 10);
+  const timeoutMs = setting(options, ["timeoutMs", "httpRequestTimeout"], 10_000);
   // Made only once every option is checked: a client that throws leaves no agent open.
   const ownTransport = options.transport === undefined ? createUndiciTransport({ env: process.env, connectTimeoutMs: timeoutMs }) : undefined;
   const debug = options.debug ?? isDebugEnabled(process.env.DEBUG);
@@ -83,20 +98,42 @@ export function resolveAnalyticsOptions(options: AnalyticsOptions): AnalyticsSet
   };
 }
 
-/** `{endpoint}/v1/batch`, from an absolute http or https endpoint. */
-function batchUrl(endpoint: string | undefined): URL {
+type NumberOption = "flushAt" | "size" | "maxEventsInBatch" | "flushAfterMs" | "flushInterval" | "maxAttempts" | "timeoutMs" | "httpRequestTimeout";
+
+/** One setting given by any of its names (wh's first, then its aliases), checked under the name given. */
+function setting(options: AnalyticsOptions, names: readonly NumberOption[], fallback: number): number {
+  const name = names.find((each) => options[each] !== undefined);
+  return name === undefined ? fallback : positive(name, options[name] as number);
+}
+
+/** Where batches go: `{endpoint}/v1/batch`, or analytics-node's `{host}{path}`. */
+function batchUrlOf({ endpoint, host, path }: AnalyticsOptions): URL {
+  if (host === undefined) {
+    if (path !== undefined)
+      throw new AnalyticsError("E_INVALID_OPTION", "path goes with host (analytics-node's pair); with endpoint, batches go to {endpoint}/v1/batch");
+    return batchUrl("endpoint", endpoint ?? process.env.WH_ENDPOINT, "/v1/batch");
+  }
+  if (endpoint !== undefined) throw new AnalyticsError("E_INVALID_OPTION", "give endpoint or host, not both: they name the same address");
+  return batchUrl("host", host, path === undefined ? "/v1/batch" : `/${path.replace(/^\/+/, "")}`);
+}
+
+/** `{base}{route}`, from an absolute http or https base. */
+function batchUrl(name: "endpoint" | "host", endpoint: string | undefined, route: string): URL {
   if (endpoint === undefined || endpoint === "") {
-    throw new AnalyticsError("E_NO_ENDPOINT", "an endpoint is required: pass { endpoint } or set WH_ENDPOINT (the service's own address is not built in)");
+    throw new AnalyticsError(
+      "E_NO_ENDPOINT",
+      "an endpoint is required: pass { endpoint } (or analytics-node's { host }) or set WH_ENDPOINT (the service's own address is not built in)",
+    );
   }
   let base: URL;
   try {
     base = new URL(endpoint);
   } catch {
-    throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an absolute URL`);
+    throw new AnalyticsError("E_NO_ENDPOINT", `${name} ${JSON.stringify(endpoint)} is not an absolute URL`);
   }
   if (base.protocol !== "http:" && base.protocol !== "https:")
-    throw new AnalyticsError("E_NO_ENDPOINT", `endpoint ${JSON.stringify(endpoint)} is not an http or https URL`);
-  return new URL(`${base.pathname.replace(/\/+$/, "")}/v1/batch`, base);
+    throw new AnalyticsError("E_NO_ENDPOINT", `${name} ${JSON.stringify(endpoint)} is not an http or https URL`);
+  return new URL(`${base.pathname.replace(/\/+$/, "")}${route}`, base);
 }
 
 /** DEBUG=analytics (alone or in a comma- or space-separated list) turns logging on. */
@@ -104,7 +141,7 @@ export function isDebugEnabled(debug: string | undefined): boolean {
   return debug?.split(/[\s,]+/).includes("analytics") === true;
 }
 
-export function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 1) throw new AnalyticsError("E_INVALID_OPTION", `${name} must be a number of at least 1`);
+export function positive(name: string, value: number, min = 1): number {
+  if (!Number.isFinite(value) || value < min) throw new AnalyticsError("E_INVALID_OPTION", `${name} must be a number of at least ${min}`);
   return value;
 }

@@ -6,12 +6,10 @@ import { buildIngestMessage } from "../core/message/ingest-message.js";
 import { redactUrl } from "../core/redact.js";
 import { VERSION } from "../version.js";
 import { AnalyticsError, positive, resolveAnalyticsOptions, type AnalyticsOptions, type AnalyticsSettings } from "./analytics-options.js";
-import { BatchSender, type AnalyticsEvents, type Pending, type QueuedMessage } from "./batch-sender.js";
+import { BatchSender, type AnalyticsEvents, type DeliveryFailure, type Pending, type QueuedMessage } from "./batch-sender.js";
 
-/** The fields of a call, as the seed's messages name them. */
-export interface MessageFields {
-  userId?: string | undefined;
-  anonymousId?: string | undefined;
+/** The fields of every call, as the seed's messages name them. */
+export interface CommonFields {
   context?: Record<string, unknown> | undefined;
   integrations?: Record<string, unknown> | undefined;
   /** ISO 8601; default now. */
@@ -19,27 +17,26 @@ export interface MessageFields {
   /** Default a new UUID. */
   messageId?: string | undefined;
 }
-export interface IdentifyFields extends MessageFields {
-  traits?: Record<string, unknown> | undefined;
-}
-export interface TrackFields extends MessageFields {
-  event: string;
-  properties?: Record<string, unknown> | undefined;
-}
-export interface PageFields extends MessageFields {
+/** Who a message is about: a userId, an anonymousId, or both; none is a compile error (as in analytics-node). */
+export type Identity = { userId: string; anonymousId?: string | undefined } | { userId?: string | undefined; anonymousId: string };
+export type MessageFields = CommonFields & Identity;
+export type IdentifyFields = MessageFields & { traits?: Record<string, unknown> | undefined };
+export type TrackFields = MessageFields & { event: string; properties?: Record<string, unknown> | undefined };
+export type PageFields = MessageFields & {
   name?: string | undefined;
   category?: string | undefined;
   properties?: Record<string, unknown> | undefined;
-}
+};
 export type ScreenFields = PageFields;
-export interface GroupFields extends MessageFields {
-  groupId: string;
-  traits?: Record<string, unknown> | undefined;
-}
-export interface AliasFields extends MessageFields {
+export type GroupFields = MessageFields & { groupId: string; traits?: Record<string, unknown> | undefined };
+export interface AliasFields extends CommonFields {
   userId: string;
   previousId: string;
+  anonymousId?: string | undefined;
 }
+
+/** Called once per message, when its batch has ended: no error when delivered (analytics-node's per-call callback). */
+export type Callback = (error?: DeliveryFailure, context?: { event: QueuedMessage }) => void;
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 75_000;
 
@@ -71,42 +68,42 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     else options.signal?.addEventListener("abort", () => this.stopper.abort(), { once: true });
   }
 
-  identify(fields: IdentifyFields): QueuedMessage {
-    return this.enqueue("identify", fields);
+  identify(fields: IdentifyFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("identify", fields, callback);
   }
 
-  track(fields: TrackFields): QueuedMessage {
-    return this.enqueue("track", fields);
+  track(fields: TrackFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("track", fields, callback);
   }
 
-  page(fields: PageFields): QueuedMessage {
-    return this.enqueue("page", fields);
+  page(fields: PageFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("page", fields, callback);
   }
 
-  screen(fields: ScreenFields): QueuedMessage {
-    return this.enqueue("screen", fields);
+  screen(fields: ScreenFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("screen", fields, callback);
   }
 
-  group(fields: GroupFields): QueuedMessage {
-    return this.enqueue("group", fields);
+  group(fields: GroupFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("group", fields, callback);
   }
 
-  alias(fields: AliasFields): QueuedMessage {
-    return this.enqueue("alias", fields);
+  alias(fields: AliasFields, callback?: Callback): QueuedMessage {
+    return this.enqueue("alias", fields, callback);
   }
 
   /**
    * Validates and queues one message of any type (what the typed calls use). Throws
    * AnalyticsError (E_INVALID_MESSAGE, E_MESSAGE_TOO_LARGE, E_CLOSED); nothing invalid is queued.
    */
-  enqueue(type: string, fields: object): QueuedMessage {
+  enqueue(type: string, fields: object, callback?: Callback): QueuedMessage {
     if (this.closed) throw new AnalyticsError("E_CLOSED", "the client is closed (or closing): the message was not queued");
     const input = { ...fields, type, ...("timestamp" in fields && fields.timestamp instanceof Date ? { timestamp: fields.timestamp.toISOString() } : {}) };
     const built = buildIngestMessage(input, { now: () => new Date(this.settings.clock.now()), newId: randomUUID }, { name: "wh", version: VERSION });
     if (!built.ok) throw new AnalyticsError(built.code, built.error);
     const message: QueuedMessage = { type: built.type, messageId: built.messageId };
     if (!fitsInBatch(this.queue.length, this.queueBytes, built.bytes)) this.flushQueue("the next message would pass 500 KB");
-    this.queue.push({ message, json: built.json, bytes: built.bytes });
+    this.queue.push({ message, json: built.json, bytes: built.bytes, callback });
     this.queueBytes += built.bytes;
     this.settings.log?.(`analytics: enqueue ${message.type} ${message.messageId} (${this.queue.length}/${this.settings.flushAt} queued)`);
     if (this.queue.length >= this.settings.flushAt) this.flushQueue(`${this.queue.length} messages queued`);
@@ -149,6 +146,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       await this.settings.ownTransport?.close();
     }
     return { unsent: this.sender.takeUndelivered() };
+  }
+
+  /** analytics-node's name for close(): flushes, waits at most `timeout` ms (default 75 s), then stops what is left. */
+  async closeAndFlush({ timeout }: { timeout?: number | undefined } = {}): Promise<void> {
+    await this.close({ timeoutMs: timeout });
   }
 
   /** Where batches go (`{endpoint}/v1/batch`), for reports: a password in it masked. */

@@ -29,6 +29,21 @@ export interface AnalyticsEvents {
   retry: [{ messages: QueuedMessage[]; attempt: number; delayMs: number; reason: string; giveUpAtMs: number }];
   /** A batch was stopped by the `signal` option before it ended: neither sent nor failed. */
   aborted: [BatchResult];
+  /**
+   * A batch failed for good, as analytics-node emits it (beside "failure"). Emitted only while
+   * someone listens: an "error" event nobody listens to would throw.
+   */
+  error: [DeliveryFailure];
+}
+
+/** Why a batch's messages were not delivered, in analytics-node's shape (`code`, `reason`) with wh's report. */
+export interface DeliveryFailure {
+  code: "delivery_failure";
+  /** What the last attempt came to, as text. */
+  reason: string;
+  outcome: "failed" | "aborted";
+  messages: QueuedMessage[];
+  report: DeliveryReport;
 }
 
 /** A queued message and its JSON, as it goes into a batch body. */
@@ -36,6 +51,8 @@ export interface Pending {
   message: QueuedMessage;
   json: string;
   bytes: number;
+  /** The call's own callback, told when its batch ends. */
+  callback?: ((error?: DeliveryFailure, context?: { event: QueuedMessage }) => void) | undefined;
 }
 
 /** A Retry-After longer than this is waited only this long: the batch is neither held for an hour nor dropped. */
@@ -106,21 +123,31 @@ export class BatchSender {
         attempt === 1 ? { body, headers: {} } : { body: bodyAt(), headers: { "X-Retry-Count": String(attempt - 1) } },
       onEvent: (event) => this.onDeliveryEvent(event, messages),
     });
-    this.ended({ messages, bytes, report });
+    this.ended({ messages, bytes, report }, batch);
   }
 
-  private ended(result: BatchResult): void {
+  private ended(result: BatchResult, batch: Pending[]): void {
     const { report, messages } = result;
-    if (report.outcome !== "delivered") this.undelivered.push(...messages);
+    const target = report.targets[0];
+    const failure: DeliveryFailure | undefined =
+      report.outcome === "delivered"
+        ? undefined
+        : {
+            code: "delivery_failure",
+            reason: `${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`,
+            outcome: report.outcome,
+            messages,
+            report,
+          };
+    if (failure !== undefined) this.undelivered.push(...messages);
     if (report.outcome === "delivered") this.events.emit("success", result);
     else if (report.outcome === "aborted") this.events.emit("aborted", result);
     else {
-      const target = report.targets[0];
-      this.settings.log?.(
-        `analytics: batch of ${messages.length} failed: ${describeOutcome(target?.last)}${target?.reason === undefined ? "" : ` (${target.reason})`}`,
-      );
+      this.settings.log?.(`analytics: batch of ${messages.length} failed: ${failure?.reason}`);
       this.events.emit("failure", result);
+      if (failure !== undefined && this.events.listenerCount("error") > 0) this.events.emit("error", failure);
     }
+    for (const pending of batch) pending.callback?.(failure, { event: pending.message });
   }
 
   private onDeliveryEvent(event: DeliveryEvent, messages: QueuedMessage[]): void {

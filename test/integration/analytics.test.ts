@@ -387,9 +387,13 @@ describe("Analytics validation", () => {
     const valid = [analytics.track({ userId: "u1", event: "Valid" })];
     expectAnalyticsError(() => analytics.track({ userId: "u1" } as TrackFields), "E_INVALID_MESSAGE", "You must pass 'event'.");
     expectAnalyticsError(() => analytics.track({ userId: "u1", event: "" }), "E_INVALID_MESSAGE", "You must pass 'event'.");
+    // @ts-expect-error: no userId or anonymousId is a compile error too; a JavaScript caller gets the throw
     expectAnalyticsError(() => analytics.identify({ traits: { a: 1 } }), "E_INVALID_MESSAGE", IDENTITY);
+    // @ts-expect-error: no userId or anonymousId is a compile error too; a JavaScript caller gets the throw
     expectAnalyticsError(() => analytics.track({ event: "E" }), "E_INVALID_MESSAGE", IDENTITY);
+    // @ts-expect-error: no userId or anonymousId is a compile error too; a JavaScript caller gets the throw
     expectAnalyticsError(() => analytics.page({ name: "Home" }), "E_INVALID_MESSAGE", IDENTITY);
+    // @ts-expect-error: no userId or anonymousId is a compile error too; a JavaScript caller gets the throw
     expectAnalyticsError(() => analytics.screen({ name: "Home" }), "E_INVALID_MESSAGE", IDENTITY);
     expectAnalyticsError(() => analytics.group({ userId: "u1" } as GroupFields), "E_INVALID_MESSAGE", "You must pass a 'groupId'.");
     expectAnalyticsError(() => analytics.alias({ previousId: "p1" } as AliasFields), "E_INVALID_MESSAGE", "You must pass a 'userId'.");

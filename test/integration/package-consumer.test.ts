@@ -35,7 +35,7 @@ describe("the packed package", () => {
     const read = project.compile();
 
     expect(read).toContain(join(packed.installed, "dist", "index.d.ts"));
-    expect(JSON.parse(project.run("consumer.js"))).toEqual(EXPECTED);
+    expect(JSON.parse(await project.run("consumer.js"))).toEqual(EXPECTED);
   });
 
   it.each(["NodeNext", "Node16"] as const)(
@@ -47,7 +47,7 @@ describe("the packed package", () => {
       expect(read).toContain(join(packed.installed, "dist", "index.d.cts"));
       expect(read.filter((file) => file.startsWith(packed.installed) && file.endsWith(".d.ts"))).toEqual([]);
       expect(await readFile(join(project.dir, "out", "consumer.js"), "utf8")).toContain('require("wh")');
-      expect(JSON.parse(project.run("consumer.js"))).toEqual(EXPECTED);
+      expect(JSON.parse(await project.run("consumer.js"))).toEqual(EXPECTED);
     },
   );
 
@@ -76,7 +76,7 @@ console.log(JSON.stringify({ outcome: report.outcome, statuses, verified: bodies
     const project = await packed.project("sender", { type: "module", files: { "sender.ts": sender } });
     project.compile();
 
-    expect(JSON.parse(project.run("sender.js"))).toEqual({ outcome: "delivered", statuses: [503, 200], verified: [true, true] });
+    expect(JSON.parse(await project.run("sender.js"))).toEqual({ outcome: "delivered", statuses: [503, 200], verified: [true, true] });
   });
 
   it("answers a plain require() and import() with the same names", async () => {
@@ -99,7 +99,7 @@ console.log(JSON.stringify({ host: z.string().safeParse(5).error?.issues[0]?.mes
     const project = await packed.project("zod-host", { type: "module", files: { "host.ts": host } });
     project.compile();
 
-    expect(JSON.parse(project.run("host.js"))).toEqual({
+    expect(JSON.parse(await project.run("host.js"))).toEqual({
       host: "Ungültige Eingabe: erwartet string, erhalten Zahl",
       wh: ["webhooks: Invalid input: expected array, received string"],
     });

@@ -1,8 +1,11 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
 
 // wh as a consumer gets it: `npm pack` of the built package (as a registry would serve it),
 // unpacked into node_modules/wh of a temporary directory, with its dependencies (and what a
@@ -38,8 +41,8 @@ export interface ConsumerProject {
   dir: string;
   /** Runs tsc on the project; returns the files it read (--listFiles). */
   compile(): string[];
-  /** Runs a built file (out/<name>.js) with node, its stdout. */
-  run(file: string, env?: Record<string, string>): string;
+  /** Runs a built file (out/<name>.js) with node, its stdout: asynchronously, so that servers of the test process can answer it. */
+  run(file: string, env?: Record<string, string>): Promise<string>;
 }
 
 /** Packs and installs wh, with `extra` packages (besides its dependencies and @types/node) linked in. */
@@ -97,6 +100,7 @@ async function createProject(dir: string, options: ProjectOptions): Promise<Cons
         );
       }
     },
-    run: (file, env = {}) => execFileSync(process.execPath, [join(dir, "out", file)], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } }),
+    run: async (file, env = {}) =>
+      (await run(process.execPath, [join(dir, "out", file)], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } })).stdout,
   };
 }
