@@ -1,6 +1,7 @@
 /**
  * wh as a library: build and validate messages, sign and verify bodies, deliver them like the
- * Segment Webhooks destination, and send batches with the Analytics client.
+ * Segment Webhooks destination (createWebhookSender), verify them in an app (the receiver
+ * adapters), and send batches with the Analytics client. Importing it changes nothing global.
  */
 export { Analytics } from "./client/analytics.js";
 export { AnalyticsError, isDebugEnabled } from "./client/analytics-options.js";

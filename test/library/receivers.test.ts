@@ -7,7 +7,17 @@ import Fastify from "fastify";
 import { Hono } from "hono";
 import { NextRequest } from "next/server.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebhookSender, expressWebhook, fastifyWebhook, honoWebhook, nextWebhook, nodeWebhook, signBody, webhookOf } from "../../src/index.js";
+import {
+  createWebhookSender,
+  expressWebhook,
+  fastifyWebhook,
+  honoWebhook,
+  nextWebhook,
+  nodeWebhook,
+  signBody,
+  verifyRequest,
+  webhookOf,
+} from "../../src/index.js";
 
 // Each receiver adapter in the real framework, in a real server on 127.0.0.1: a request signed by
 // wh's own sender passes; the same body re-serialised, a tampered one, or one without a signature
@@ -197,6 +207,56 @@ describe("the adapters' options", () => {
       expect((await post(`${base}/json`, EVENT, headers)).status).toBe(500);
       expect(errors).toEqual(["the request body was parsed before the webhook middleware: mount it before express.json(), or use express.raw()"]);
     } finally {
+      await closeServer(server);
+    }
+  });
+});
+
+describe("verifyRequest", () => {
+  const signature = signBody(SECRET, EVENT);
+
+  it("reads X-Signature from fetch Headers or a plain object in any case, and verifies a string or bytes", () => {
+    const verified = { ok: true, webhook: { body: JSON.parse(EVENT), raw: Buffer.from(EVENT), kind: "single" } };
+    expect(verifyRequest({ body: EVENT, headers: new Headers({ "X-Signature": signature }), secret: SECRET })).toEqual(verified);
+    expect(verifyRequest({ body: Buffer.from(EVENT), headers: { "X-SIGNATURE": signature }, secret: SECRET })).toEqual(verified);
+    expect(verifyRequest({ body: new TextEncoder().encode(EVENT), headers: { "x-signature": [signature] }, secret: SECRET })).toMatchObject({ ok: true });
+  });
+
+  it("takes a repeated X-Signature for a malformed one, and the wrong secret for a mismatch", () => {
+    const refused = (status: number, reason: string) => ({ ok: false, status, reason });
+    expect(verifyRequest({ body: EVENT, headers: { "x-signature": [signature, signature] }, secret: SECRET })).toEqual(refused(401, "malformed-signature"));
+    expect(
+      verifyRequest({
+        body: EVENT,
+        headers: new Headers([
+          ["X-Signature", signature],
+          ["X-Signature", signature],
+        ]),
+        secret: SECRET,
+      }),
+    ).toEqual(refused(401, "malformed-signature"));
+    expect(verifyRequest({ body: EVENT, headers: { "x-signature": signature }, secret: "other" })).toEqual(refused(401, "mismatch"));
+    expect(verifyRequest({ body: EVENT, headers: {}, secret: SECRET })).toEqual(refused(401, "missing-signature"));
+  });
+});
+
+describe("nodeWebhook", () => {
+  it("answers 500 when the app's handler fails, and reports the error as a process warning", async () => {
+    const warnings: unknown[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    const server = createServer(
+      nodeWebhook({ secret: SECRET }, async () => {
+        throw new Error("the app broke");
+      }),
+    ).listen(0, "127.0.0.1");
+    try {
+      const response = await fetch(await listening(server), { method: "POST", headers: { "X-Signature": signBody(SECRET, EVENT) }, body: EVENT });
+      expect(response.status).toBe(500);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toContain("the app broke");
+    } finally {
+      process.off("warning", onWarning);
       await closeServer(server);
     }
   });
