@@ -154,14 +154,15 @@ function atLeast(name: string, value: number | undefined, min: number): number |
   return value;
 }
 
-interface Request {
+/** What one send puts on the wire. */
+interface Outgoing {
   body: string;
   signedText?: string | undefined;
   messageId: string | undefined;
   skipReason?: string | undefined;
 }
 
-function requestOf(message: Record<string, unknown> | string | Uint8Array, mode: DestinationMode, stamps: ReturnType<typeof clockStamps>): Request {
+function requestOf(message: Record<string, unknown> | string | Uint8Array, mode: DestinationMode, stamps: ReturnType<typeof clockStamps>): Outgoing {
   if (typeof message === "string" || message instanceof Uint8Array) {
     const body = typeof message === "string" ? message : decodeUtf8(Buffer.from(message.buffer, message.byteOffset, message.byteLength));
     if (body === undefined) throw new InputError(`the body is ${NOT_UTF8}`);
@@ -174,7 +175,7 @@ function requestOf(message: Record<string, unknown> | string | Uint8Array, mode:
   return { body, messageId, skipReason: enabled ? undefined : (skipReason ?? "its integrations turn the Webhooks destination off") };
 }
 
-function skipped(request: Request): SendReport {
+function skipped(request: Outgoing): SendReport {
   const { body, messageId, skipReason } = request;
   return { outcome: "skipped", skipReason, messageId, body, deliveredTo: undefined, attempts: 0, durationMs: 0, targets: [], history: [] };
 }
