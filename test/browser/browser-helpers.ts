@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { lines, makeTempDir, removeTempDirs, type WhProcess } from "../cli/run-wh.js";
 import { inProcess } from "../helpers/in-process.js";
 
@@ -29,6 +30,23 @@ export function launchChromium(args: readonly string[] = []): Promise<Browser> {
       "--disable-sync",
       ...args,
     ],
+  });
+}
+
+/**
+ * A Chromium for a test file: launched before its tests (when there is one), closed after them
+ * with every wh the file started; `use` receives it.
+ */
+export function chromiumForTheFile(use: (browser: Browser) => void): void {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (!chromiumAvailable) return;
+    browser = await launchChromium();
+    use(browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopAll();
   });
 }
 

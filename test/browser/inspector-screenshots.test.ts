@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hmacHex, ROOT } from "../cli/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
+import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
 // The README's pictures of the inspector (docs/inspector.png, docs/inspector-serve.png), taken
 // again only with WH_SCREENSHOT=1: a test run leaves the checkout as it was.
@@ -13,13 +13,8 @@ const SECRET = "inspector-secret";
 const receiver = closedAfterEach();
 let browser: Browser;
 
-beforeAll(async () => {
-  if (!available) return;
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await stopAll();
+chromiumForTheFile((launched) => {
+  browser = launched;
 });
 
 async function open(url: string): Promise<Page> {

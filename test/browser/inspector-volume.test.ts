@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hmacHex } from "../cli/run-wh.js";
-import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
+import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
 // The inspector under volume (issue 27): 20,000 real requests to wh listen --ui while the page
 // is open and clicked. The list keeps the last 1,000; each click shows the request clicked. How
@@ -14,13 +14,8 @@ const REQUESTS = 20_000;
 const CONCURRENCY = 16;
 let browser: Browser;
 
-beforeAll(async () => {
-  if (!available) return;
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await stopAll();
+chromiumForTheFile((launched) => {
+  browser = launched;
 });
 
 interface Click {

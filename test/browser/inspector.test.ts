@@ -1,10 +1,10 @@
 import { readdir } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { hmacHex, makeTempDir } from "../cli/run-wh.js";
 import { shellWords } from "../helpers/shell-words.js";
-import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
+import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
 // The inspector page, driven in a real browser (see browser-helpers.ts).
 
@@ -12,13 +12,8 @@ const SECRET = "inspector-secret";
 const receiver = closedAfterEach();
 let browser: Browser;
 
-beforeAll(async () => {
-  if (!available) return;
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await stopAll();
+chromiumForTheFile((launched) => {
+  browser = launched;
 });
 
 /** Opens the page and fails the test on any dialog: a script from a request would show one. */

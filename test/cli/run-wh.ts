@@ -126,18 +126,24 @@ async function startWh(args: readonly string[], options: RunOptions = {}): Promi
 /** startWh in a given directory, synchronously: the process exists when this returns. */
 export function spawnWh(args: readonly string[], options: RunOptions & { cwd: string }): WhProcess<ChildProcessWithoutNullStreams> {
   const child = spawn(process.execPath, [builtBin(), ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
+  const wh = watchChild(child);
+  if (options.keepStdinOpen === true) {
+    if (options.input !== undefined) child.stdin.write(options.input);
+  } else if (options.input === undefined) child.stdin.end();
+  else child.stdin.end(options.input);
+  return wh;
+}
+
+/** A spawned wh (or script(1) running it) whose output is collected as it arrives, until it has exited. */
+export function watchChild(child: ChildProcessWithoutNullStreams): WhProcess<ChildProcessWithoutNullStreams> {
   const output = watchOutput();
   child.stdout.setEncoding("utf8");
   child.stderr.setEncoding("utf8");
   child.stdout.on("data", (chunk: string) => output.add("stdout", chunk));
   child.stderr.on("data", (chunk: string) => output.add("stderr", chunk));
   child.stdin.on("error", () => {
-    // wh may exit before reading its input (a usage error): that is not the test's failure.
+    // wh may exit before reading its input (a usage error, or before a key is typed): not the test's failure.
   });
-  if (options.keepStdinOpen === true) {
-    if (options.input !== undefined) child.stdin.write(options.input);
-  } else if (options.input === undefined) child.stdin.end();
-  else child.stdin.end(options.input);
   const exited = (async (): Promise<RunResult> => {
     const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
     return output.close(code, signal);

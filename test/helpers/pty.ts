@@ -1,8 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { once } from "node:events";
 import { shellQuote } from "../../src/core/shell-quote.js";
-import { builtBin, cleanEnv, type RunOptions, type RunResult, type WhProcess } from "../cli/run-wh.js";
-import { watchOutput } from "./test-io.js";
+import { builtBin, cleanEnv, type RunOptions, type WhProcess, watchChild } from "../cli/run-wh.js";
 
 /**
  * `node bin/wh.cjs …args` on a pseudo-terminal, as a person at a terminal runs it: its stdin,
@@ -21,20 +19,9 @@ export function spawnWhInPty(
   // The terminal's size, set before wh starts (a spinner fits its line to it).
   const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; ${options.afterwards === undefined ? `exec ${command}` : `${command}; ${options.afterwards}`}`;
   const child = spawn("script", ["-qefc", sized, "/dev/null"], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
-  const output = watchOutput();
-  child.stdout.setEncoding("utf8");
-  child.stderr.setEncoding("utf8");
-  child.stdout.on("data", (chunk: string) => output.add("stdout", chunk));
-  child.stderr.on("data", (chunk: string) => output.add("stderr", chunk));
-  child.stdin.on("error", () => {
-    // wh may have exited before a key was typed: not the test's failure.
-  });
+  const wh = watchChild(child);
   if (options.input !== undefined) child.stdin.write(options.input);
-  const exited = (async (): Promise<RunResult> => {
-    const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
-    return output.close(code, signal);
-  })();
-  return { child, exited, ...output.reading };
+  return wh;
 }
 
 /** What a terminal shows, as plain lines: colours and cursor moves dropped, "\r\n" made "\n". */
