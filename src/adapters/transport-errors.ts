@@ -71,8 +71,11 @@ const UNKNOWN_ISSUER_CODES = new Set([
  * trust that CA, so the words say how; a wrong name or an expired certificate has no such fix.
  */
 function describeTlsRefusal(reason: string, code: string): string {
+  // Node 24 adds its own advice after a ";" ("if the root CA is installed locally, try running
+  // Node.js with --use-system-ca"): the reason alone, so the text is the same on every Node.
+  const [why = reason] = reason.split(";");
   const hint = UNKNOWN_ISSUER_CODES.has(code) ? ": give its CA with --ca FILE (or NODE_EXTRA_CA_CERTS)" : "";
-  return `certificate not trusted (${reason}, ${code})${hint}; no request was sent`;
+  return `certificate not trusted (${why}, ${code})${hint}; no request was sent`;
 }
 
 /**
