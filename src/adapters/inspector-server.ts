@@ -55,53 +55,94 @@ const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i;
  * browser cannot trigger them.
  */
 export async function startInspector(options: InspectorOptions): Promise<Inspector> {
-  const token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
-  const entries = new BoundedMap<number, InspectorEntry>(MAX_ENTRIES);
-  const streams = new Set<ServerResponse>();
-  const broadcast = (frame: string): void => {
-    for (const stream of streams) stream.write(frame);
-  };
-  const send = (entry: InspectorEntry): void => broadcast(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+  const inspector = new InspectorServer(options);
+  await inspector.listen();
+  return inspector;
+}
+
+class InspectorServer implements Inspector {
+  url = "";
+  /** Bound beyond loopback, every URL carries it. */
+  private readonly token: string | undefined;
+  private readonly entries = new BoundedMap<number, InspectorEntry>(MAX_ENTRIES);
+  private readonly streams = new Set<ServerResponse>();
+  private readonly server = createServer((request, response) => {
+    this.handle(request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify(failure((error as Error).message)));
     });
   });
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+
+  constructor(private readonly options: InspectorOptions) {
+    this.token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
+  }
+
+  async listen(): Promise<void> {
+    this.server.listen(this.options.port ?? 0, this.options.host);
+    await Promise.race([once(this.server, "listening"), once(this.server, "error").then(([error]) => Promise.reject(error))]);
+    const { port } = this.server.address() as AddressInfo;
+    const host = this.options.host.includes(":") ? `[${this.options.host}]` : this.options.host;
+    this.url = `http://${host}:${port}/${this.token === undefined ? "" : `?token=${this.token}`}`;
+  }
+
+  add(entry: InspectorEntry): void {
+    this.entries.set(entry.id, entry);
+    this.send(entry);
+  }
+
+  update(id: number, change: (entry: InspectorEntry) => void): void {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return;
+    change(entry);
+    this.send(entry);
+  }
+
+  async close(): Promise<void> {
+    for (const stream of this.streams) stream.end();
+    const closed = new Promise((resolve) => this.server.close(resolve));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private broadcast(frame: string): void {
+    for (const stream of this.streams) stream.write(frame);
+  }
+
+  private send(entry: InspectorEntry): void {
+    this.broadcast(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://inspector");
-    if (!fromOwnSite(options.host, request)) {
+    if (!fromOwnSite(this.options.host, request)) {
       response
         .writeHead(403, { ...SECURITY_HEADERS, "content-type": "text/plain" })
         .end("wh inspector: refused: the request names another host or comes from another site (open the URL wh printed)\n");
       return;
     }
-    if (token !== undefined && url.searchParams.get("token") !== token) {
+    if (this.token !== undefined && url.searchParams.get("token") !== this.token) {
       response.writeHead(403, { "content-type": "text/plain" }).end("wh inspector: the URL's token is missing or wrong (use the URL wh printed)\n");
       return;
     }
-    if (request.method === "GET" && url.pathname === "/") {
-      servePage(response);
-      return;
-    }
-    if (request.method === "GET" && url.pathname === "/events") {
-      response.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream", connection: "keep-alive" });
-      const hello: InspectorHello = { origin: options.origin, resend: options.resend !== undefined, retryNow: options.retryNow !== undefined };
-      response.write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
-      for (const entry of entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
-      streams.add(response);
-      request.on("close", () => streams.delete(response));
-      return;
-    }
-    if (request.method === "POST" && url.pathname.startsWith("/api/")) {
-      const [status, answer] = await action(request, url.pathname);
+    if (request.method === "GET" && url.pathname === "/") servePage(response);
+    else if (request.method === "GET" && url.pathname === "/events") this.follow(request, response);
+    else if (request.method === "POST" && url.pathname.startsWith("/api/")) {
+      const [status, answer] = await this.action(request, url.pathname);
       response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(answer));
-      return;
-    }
-    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+    } else response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  /** The event stream: the hello, every entry kept, then each entry as it is added or changed. */
+  private follow(request: IncomingMessage, response: ServerResponse): void {
+    response.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream", connection: "keep-alive" });
+    const hello: InspectorHello = { origin: this.options.origin, resend: this.options.resend !== undefined, retryNow: this.options.retryNow !== undefined };
+    response.write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
+    for (const entry of this.entries.values()) response.write(`event: entry\ndata: ${JSON.stringify(entry)}\n\n`);
+    this.streams.add(response);
+    request.on("close", () => this.streams.delete(response));
   }
 
   /** An action the page asks for: resend an entry, clear the list, retry now. Only from the page itself (it sends X-WH-Inspector). */
-  async function action(request: IncomingMessage, path: string): Promise<[number, unknown]> {
+  private async action(request: IncomingMessage, path: string): Promise<[number, unknown]> {
     // A form or a script of another site cannot send a custom header without the browser asking first (and the inspector never says yes).
     if (request.headers["x-wh-inspector"] !== "1") return [403, failure("not from the inspector page")];
     const text = (await readAll(request)) || "{}";
@@ -112,45 +153,23 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       return [400, failure(`the request's body is not JSON: ${(error as Error).message}`)];
     }
     const resend = /^\/api\/entries\/(\d+)\/resend$/.exec(path);
-    const entry = resend === null ? undefined : entries.get(Number(resend[1]));
-    if (resend !== null) {
-      if (entry === undefined || options.resend === undefined) return [404, failure("no such request (cleared, or no longer kept)")];
-      const asked = resendOf(body, entry);
-      return typeof asked === "string" ? [400, failure(asked)] : [200, await options.resend(entry.id, asked)];
-    }
+    if (resend !== null) return this.resend(Number(resend[1]), body);
     if (path === "/api/clear") {
-      const cleared = entries.size;
-      entries.clear();
-      broadcast("event: clear\ndata: {}\n\n");
+      const cleared = this.entries.size;
+      this.entries.clear();
+      this.broadcast("event: clear\ndata: {}\n\n");
       return [200, { cleared } satisfies InspectorCleared];
     }
-    if (path === "/api/retry-now" && options.retryNow !== undefined) return [200, { retried: options.retryNow() } satisfies InspectorRetried];
+    if (path === "/api/retry-now" && this.options.retryNow !== undefined) return [200, { retried: this.options.retryNow() } satisfies InspectorRetried];
     return [404, failure("no such action")];
   }
 
-  server.listen(options.port ?? 0, options.host);
-  await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  return {
-    url: `http://${host}:${port}/${token === undefined ? "" : `?token=${token}`}`,
-    add(entry) {
-      entries.set(entry.id, entry);
-      send(entry);
-    },
-    update(id, change) {
-      const entry = entries.get(id);
-      if (entry === undefined) return;
-      change(entry);
-      send(entry);
-    },
-    async close() {
-      for (const stream of streams) stream.end();
-      const closed = new Promise((resolve) => server.close(resolve));
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+  private async resend(id: number, body: unknown): Promise<[number, unknown]> {
+    const entry = this.entries.get(id);
+    if (entry === undefined || this.options.resend === undefined) return [404, failure("no such request (cleared, or no longer kept)")];
+    const asked = resendOf(body, entry);
+    return typeof asked === "string" ? [400, failure(asked)] : [200, await this.options.resend(entry.id, asked)];
+  }
 }
 
 const SECURITY_HEADERS = {
