@@ -1,5 +1,5 @@
 import type { InspectorDelivery } from "../adapters/inspector-protocol.js";
-import { startInspector, type Inspector, type InspectorEntry } from "../adapters/inspector-server.js";
+import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
 import { BoundedMap } from "../core/bounded-map.js";
 import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
@@ -22,106 +22,120 @@ export interface ServeInspectorOptions {
  * (the delivery column) and its outcome. Resending delivers the event's body (or an edited one)
  * again, signed with its source's secret, to its first URL or another.
  */
-export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output, options: ServeInspectorOptions = {}) {
-  // Entries are known by their event's messageId: with Redis an event has no local number until a
-  // forwarder reads it (perhaps in another process: each page shows what its process accepted).
-  const ids = new BoundedMap<string, number>(10_000);
-  let last = 0;
-  const sent = new BoundedMap<number, { body: string; destination: Destination }>(1_000);
-  const entryOf = (job: DeliveryJob): number | undefined => ids.get(String((job.origin as { messageId?: unknown } | undefined)?.messageId));
-  const state = {
-    origin: "",
-    inspector: undefined as unknown as Inspector,
-    accepted(request: AcceptedRequest): void {
-      for (const event of request.events ?? []) {
-        last += 1;
-        ids.set(String(event.messageId), last);
-        state.inspector.add(
-          eventEntry(last, request, event, {
-            verdict: "accepted",
-            reason: request.source === undefined ? undefined : `source ${request.source}`,
-            answer: '{"success":true}',
-          }),
-        );
-      }
-      // A rejected event is shown beside the accepted ones: the SDK was told 200, so here is where it shows.
-      for (const rejection of request.rejected) {
-        last += 1;
-        const reason = `${rejection.where}: ${rejection.error.unsafeRaw()}`;
-        state.inspector.add(eventEntry(last, request, rejection.sent, { verdict: "rejected", reason, answer: `rejected (${rejection.reason})` }));
-      }
-    },
-    attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
-      const id = entryOf(job);
-      if (id === undefined) return;
-      if (job.prepared.ok && !sent.has(id)) {
-        sent.set(id, { body: job.prepared.message.body, destination });
-        const first = destination.targets[0]?.url;
-        // Where a resend goes by default: the webhook, not the tracking API the event came to.
-        if (first !== undefined)
-          state.inspector.update(id, (entry) => {
-            entry.resendTo = redactUrl(first);
-          });
-      }
-      if (event.type === "retry") {
-        const retrying: InspectorDelivery = {
-          state: "retrying",
-          attempts: event.attempt,
-          nextAttemptAt: new Date(Date.now() + event.delayMs).toISOString(),
-          lastAnswer: describeOutcome(event.outcome),
-        };
-        state.inspector.update(id, (entry) => {
-          entry.delivery = retrying;
-        });
-      }
-      if (event.type !== "response") return;
-      const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
-      const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
-      const delivered = ok ? { state: "delivered" as const, status: (event.outcome as { status: number }).status, attempts: event.attempt } : undefined;
-      state.inspector.update(id, (entry) => {
-        entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" });
-        entry.durationMs = Math.round(event.durationMs);
-        if (delivered !== undefined) entry.delivery = delivered;
-      });
-    },
-    ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
-      const id = entryOf(job);
-      if (id === undefined || outcome === "delivered") return;
-      state.inspector.update(id, (entry) => {
-        // Interrupted: back in the spool or the queue, to be delivered after the next start.
-        if (outcome === "interrupted") {
-          entry.delivery = { state: "pending" };
-          return;
-        }
-        const text = `${outcome}${reason === undefined ? "" : `: ${reason}`}`;
-        // Each attempt's line is there already: they are the attempts made.
-        entry.delivery = { state: "failed", attempts: entry.deliveries?.length ?? 0, reason: outcome === "failed" ? (reason ?? outcome) : text };
-        entry.deliveries?.push({ text, outcome: outcome === "skipped" ? "unchecked" : "failed" });
-      });
-    },
-  };
-  state.inspector = await startInspector({
+export async function startServeInspector(host: string, env: NodeJS.ProcessEnv, output: Output, options: ServeInspectorOptions = {}): Promise<ServeInspector> {
+  const page = new ServeInspector(env, output);
+  page.inspector = await startInspector({
     host,
     get origin() {
-      return state.origin;
+      return page.origin;
     },
     retryNow: options.retryNow,
-    resend: async (id, request) => {
-      const delivered = sent.get(id);
-      if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
-      const { destination, body } = delivered;
-      const url = request.url ?? destination.targets[0]?.url.href ?? "";
-      const result = await resendRequest(
-        { method: destination.method, headers: {}, body: Buffer.from(request.body ?? body) },
-        { url, resignWith: destination.sharedSecret },
-        env,
-      ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
-      state.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
-      output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} event ${id}: ${result.text}`);
-      return { text: result.text, outcome: result.outcome };
-    },
+    resend: (id, request) => page.resend(id, request),
   });
-  return state;
+  return page;
+}
+
+class ServeInspector {
+  /** Where the tracking API listens, once it does. */
+  origin = "";
+  inspector = undefined as unknown as Inspector;
+  // Entries are known by their event's messageId: with Redis an event has no local number until a
+  // forwarder reads it (perhaps in another process: each page shows what its process accepted).
+  private readonly ids = new BoundedMap<string, number>(10_000);
+  private last = 0;
+  private readonly sent = new BoundedMap<number, { body: string; destination: Destination }>(1_000);
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly output: Output,
+  ) {}
+
+  accepted(request: AcceptedRequest): void {
+    for (const event of request.events ?? []) {
+      this.last += 1;
+      this.ids.set(String(event.messageId), this.last);
+      const reason = request.source === undefined ? undefined : `source ${request.source}`;
+      this.inspector.add(eventEntry(this.last, request, event, { verdict: "accepted", reason, answer: '{"success":true}' }));
+    }
+    // A rejected event is shown beside the accepted ones: the SDK was told 200, so here is where it shows.
+    for (const rejection of request.rejected) {
+      this.last += 1;
+      const reason = `${rejection.where}: ${rejection.error.unsafeRaw()}`;
+      this.inspector.add(eventEntry(this.last, request, rejection.sent, { verdict: "rejected", reason, answer: `rejected (${rejection.reason})` }));
+    }
+  }
+
+  attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
+    const id = this.entryOf(job);
+    if (id === undefined) return;
+    if (job.prepared.ok && !this.sent.has(id)) this.remember(id, job.prepared.message.body, destination);
+    if (event.type === "retry") {
+      const retrying: InspectorDelivery = {
+        state: "retrying",
+        attempts: event.attempt,
+        nextAttemptAt: new Date(Date.now() + event.delayMs).toISOString(),
+        lastAnswer: describeOutcome(event.outcome),
+      };
+      this.inspector.update(id, (entry) => {
+        entry.delivery = retrying;
+      });
+    }
+    if (event.type !== "response") return;
+    const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
+    const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
+    const delivered = ok ? { state: "delivered" as const, status: (event.outcome as { status: number }).status, attempts: event.attempt } : undefined;
+    this.inspector.update(id, (entry) => {
+      entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" });
+      entry.durationMs = Math.round(event.durationMs);
+      if (delivered !== undefined) entry.delivery = delivered;
+    });
+  }
+
+  ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
+    const id = this.entryOf(job);
+    if (id === undefined || outcome === "delivered") return;
+    this.inspector.update(id, (entry) => {
+      // Interrupted: back in the spool or the queue, to be delivered after the next start.
+      if (outcome === "interrupted") {
+        entry.delivery = { state: "pending" };
+        return;
+      }
+      const text = `${outcome}${reason === undefined ? "" : `: ${reason}`}`;
+      // Each attempt's line is there already: they are the attempts made.
+      entry.delivery = { state: "failed", attempts: entry.deliveries?.length ?? 0, reason: outcome === "failed" ? (reason ?? outcome) : text };
+      entry.deliveries?.push({ text, outcome: outcome === "skipped" ? "unchecked" : "failed" });
+    });
+  }
+
+  async resend(id: number, request: ResendRequest): Promise<{ text: string; outcome: string } | { error: string }> {
+    const delivered = this.sent.get(id);
+    if (delivered === undefined) return { error: "this event has not been sent yet (or was skipped)" };
+    const { destination, body } = delivered;
+    const url = request.url ?? destination.targets[0]?.url.href ?? "";
+    const result = await resendRequest(
+      { method: destination.method, headers: {}, body: Buffer.from(request.body ?? body) },
+      { url, resignWith: destination.sharedSecret },
+      this.env,
+    ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
+    this.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
+    const c = this.output.err;
+    this.output.log(`${result.outcome === "delivered" ? c.green("↻") : c.red("↻")} event ${id}: ${result.text}`);
+    return { text: result.text, outcome: result.outcome };
+  }
+
+  /** What a resend sends, and where by default: the webhook, not the tracking API the event came to. */
+  private remember(id: number, body: string, destination: Destination): void {
+    this.sent.set(id, { body, destination });
+    const first = destination.targets[0]?.url;
+    if (first !== undefined)
+      this.inspector.update(id, (entry) => {
+        entry.resendTo = redactUrl(first);
+      });
+  }
+
+  private entryOf(job: DeliveryJob): number | undefined {
+    return this.ids.get(String((job.origin as { messageId?: unknown } | undefined)?.messageId));
+  }
 }
 
 /** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */
