@@ -6,9 +6,9 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 /** The bundle every command runs, written last by `npm run build`. */
-export const BUNDLE = join(ROOT, "dist", "cli-bundle", "main.cjs");
+const BUNDLE = join(ROOT, "dist", "cli-bundle", "main.cjs");
 /** What the build is made from: a change to any of these makes dist/ stale. */
-export const BUILD_SOURCES = ["src", "scripts", "package.json", "tsconfig.json", "tsconfig.build.json"].map((name) => join(ROOT, name));
+const BUILD_SOURCES = ["src", "scripts", "package.json", "tsconfig.json", "tsconfig.build.json"].map((name) => join(ROOT, name));
 
 /** Why `bundle` cannot be trusted to hold what `sources` say (missing, or older than one of them), or undefined when it can. */
 export function staleBuild(bundle = BUNDLE, sources = BUILD_SOURCES) {

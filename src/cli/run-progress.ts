@@ -34,7 +34,7 @@ export function startProgress(output: Output, progress: () => RunProgress): { st
  * The progress line. What was read and what finished are told apart: a whole file read while
  * every event waits to retry is "read 100% · 0 of 5 finished", never "100%".
  */
-export function describeProgress(progress: RunProgress, hangingAfterMs: number, nowMs: number, keys = "Ctrl-C stops, resumable"): string {
+function describeProgress(progress: RunProgress, hangingAfterMs: number, nowMs: number, keys = "Ctrl-C stops, resumable"): string {
   const { counts, read, total, fractionRead, retrying, inFlight, waiting, startedAt } = progress;
   const elapsedMs = nowMs - startedAt;
   const finished = counts.delivered + counts.failed + counts.invalid + counts.skipped + counts.dryRun;

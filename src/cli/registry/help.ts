@@ -1,7 +1,7 @@
 import { examples } from "./command-spec.js";
 
 /** How delivery retries, for the help of every delivering command. */
-export const RETRY_HELP = `
+const RETRY_HELP = `
 Delivery:
   One POST per message to every URL at once; delivered when any URL answers 2xx
   within the timeout (5s, whole response; 10s in actions mode), and then not

@@ -67,7 +67,7 @@ type Builder = (settings: CheckSettings) => Omit<BuiltCase, "definition">;
 const IN_TIME = "2xx within 5 s (10 s in actions mode)";
 
 /** Requests in the burst: enough for a p99 that means something, few enough to stay short. */
-export const BURST_SIZE = 20;
+const BURST_SIZE = 20;
 
 const NO_SECRET = "no shared secret given (--secret-file, --secret or WH_SHARED_SECRET): the signature cases need one";
 
