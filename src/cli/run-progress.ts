@@ -4,7 +4,7 @@ import { describeWait, type Output } from "./render.js";
 
 /** How often a run off a terminal logs its progress. */
 const PROGRESS_EVERY_MS = 5_000;
-/** How long a request may be on the wire before the progress line says it hangs. */
+/** How long a request may be on the wire before the progress line says it hangs, at most. */
 const HANGING_AFTER_MS = 5_000;
 
 /**
@@ -12,9 +12,11 @@ const HANGING_AFTER_MS = 5_000;
  * uses the summary's words, and says why deliveries wait (each URL's last answer or error, when
  * its retries end, and that Ctrl-C stops).
  */
-export function startProgress(output: Output, progress: () => RunProgress): { stop(): void } {
+export function startProgress(output: Output, progress: () => RunProgress, timeoutMs: number): { stop(): void } {
   if (output.quiet) return { stop: () => undefined };
-  const hangingAfterMs = output.timings.hangingAfterMs ?? HANGING_AFTER_MS;
+  // 5 s, or half the attempt's timeout when that is shorter: with the classic 5 s timeout no
+  // request lives past 5 s (it times out and waits to retry), and a hanging receiver must show.
+  const hangingAfterMs = output.timings.hangingAfterMs ?? Math.min(HANGING_AFTER_MS, timeoutMs / 2);
   const describe = (): string => describeProgress(progress(), hangingAfterMs, Date.now(), output.keyHints("Ctrl-C stops, resumable"));
   const interactive = output.interactive;
   const timer = setInterval(

@@ -45,7 +45,7 @@ export function renderRun(
       renderOutcome(output, verbose ? undefined : failures, job, outcome, report, reason);
     },
     onDryRun: (job, request) => printDryRun(output, request, destination, { line: job.number }),
-    startProgress: (progress) => startProgress(output, progress),
+    startProgress: (progress) => startProgress(output, progress, destination.timeoutMs),
     onRunEnd: () => failures.end(),
   };
 }

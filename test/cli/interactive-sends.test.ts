@@ -84,6 +84,19 @@ describe("a run stopped while its events only wait to retry", () => {
   });
 });
 
+describe("a hanging receiver with a short --timeout", () => {
+  it("is said to hang at half the attempt's timeout when that is under 5 s (no request lives past its timeout)", async () => {
+    const receiver = await server({ replies: ["hang"] });
+    const dir = await eventsFile([trackLine("u1", "m1")]);
+    // The default threshold, not the tests' own.
+    const wh = inProcess(["replay", "events.ndjson", "--url", receiver.url, "--timeout", "600ms"], { cwd: dir, env, timings: { hangingAfterMs: undefined } });
+    const progress = await wh.waitForStderr((text) => /in flight for more than/.test(text));
+    wh.child.kill("SIGINT");
+    await wh.exited;
+    expect(progress).toMatch(/1 in flight for more than 300ms/);
+  });
+});
+
 describe("a certificate from an unknown issuer", () => {
   it("says to give its CA with --ca in the failure line, the --json reason and the dead letter", async () => {
     const receiver = await server({ tls: { key: tls("self-signed.key"), cert: tls("self-signed.crt") } });
