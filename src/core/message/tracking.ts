@@ -240,12 +240,12 @@ export function basicAuthWriteKey(header: string | undefined): string | undefine
  */
 export class RecentIds {
   private readonly ids = new Set<string>();
-  private readonly ring: (string | undefined)[];
+  // Grown as ids come, not allocated whole: --dedup-window may be 10,000,000 for a serve that
+  // sees a few thousand events.
+  private readonly ring: string[] = [];
   private next = 0;
 
-  constructor(private readonly size: number) {
-    this.ring = new Array<string | undefined>(size);
-  }
+  constructor(private readonly size: number) {}
 
   has(id: string): boolean {
     return this.ids.has(id);
@@ -253,10 +253,13 @@ export class RecentIds {
 
   add(id: string): void {
     if (this.size === 0 || this.ids.has(id)) return;
-    const oldest = this.ring[this.next];
-    if (oldest !== undefined) this.ids.delete(oldest);
-    this.ring[this.next] = id;
     this.ids.add(id);
+    if (this.ring.length < this.size) {
+      this.ring.push(id);
+      return;
+    }
+    this.ids.delete(this.ring[this.next] as string);
+    this.ring[this.next] = id;
     this.next = (this.next + 1) % this.size;
   }
 }
