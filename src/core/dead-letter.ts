@@ -21,7 +21,9 @@ const KEYS = new Set(["line", "outcome", "reason", "urls", "at", "original"]);
  * absent), each of its type. An event always has `type`, so no event is ever taken for one.
  */
 export function asDeadLetterRecord(value: unknown): DeadLetterRecord | undefined {
-  if (!isJsonObject(value) || !Object.keys(value).every((key) => KEYS.has(key))) return undefined;
+  // Every replayed line comes through here: an event (no string `original`) is told at once,
+  // before its keys are listed.
+  if (!isJsonObject(value) || typeof value.original !== "string" || !Object.keys(value).every((key) => KEYS.has(key))) return undefined;
   const { line, outcome, reason, urls, at, original } = value;
   const isRecord =
     Number.isSafeInteger(line) &&
