@@ -180,7 +180,7 @@ class DeliveryRun {
       return true;
     }
     if (!prepared.message.enabled) {
-      recorder.finish(job, "skipped", undefined, prepared.message.skipReason ?? "integrations turn the Webhooks destination off");
+      recorder.finish(job, "skipped", undefined, prepared.message.skipReason);
       return true;
     }
     if (this.batchSize > 1) {

@@ -172,7 +172,7 @@ function requestOf(message: Record<string, unknown> | string | Uint8Array, mode:
   const prepared = prepareMessage(message, stamps, { mode });
   if (!prepared.ok) throw new InputError(`invalid message: ${prepared.error}`, { hint: "nothing was sent" });
   const { body, messageId, enabled, skipReason } = prepared.message;
-  return { body, messageId, skipReason: enabled ? undefined : (skipReason ?? "its integrations turn the Webhooks destination off") };
+  return { body, messageId, skipReason: enabled ? undefined : skipReason };
 }
 
 function skipped(request: Outgoing): SendReport {

@@ -47,7 +47,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const output = new Output(io, globals);
   if (!message.enabled) {
     output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", reason: "integrations" });
-    output.result(`${output.out.yellow("skipped")} ${type}: its integrations turn the Webhooks destination off; nothing was sent`);
+    output.result(`${output.out.yellow("skipped")} ${type}: ${message.skipReason}; nothing was sent`);
     return 0;
   }
   const retryWindow = flags.retryWindow ?? (io.stderr.isTTY === true ? TERMINAL_RETRY_WINDOW_MS : undefined);

@@ -38,7 +38,7 @@ export interface PreparedMessage {
   messageId: string | undefined;
   /** False when the message's `integrations` turn this destination off, or the mode never sends its type. */
   enabled: boolean;
-  /** Why it is not sent, when not enabled. */
+  /** Why it is not sent: set whenever `enabled` is false. */
   skipReason?: string | undefined;
   /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
   dropped?: readonly string[] | undefined;
@@ -252,7 +252,9 @@ function finish(
       body,
       userKey: identity.userId || identity.anonymousId || undefined,
       messageId,
-      enabled: isDestinationEnabled(identity.integrations),
+      ...(isDestinationEnabled(identity.integrations)
+        ? { enabled: true }
+        : { enabled: false, skipReason: "its integrations turn the Webhooks destination off" }),
       ...(dropped.length === 0 ? {} : { dropped }),
     },
   };
