@@ -4,6 +4,7 @@ import { NOT_UTF8, decodeUtf8 } from "../adapters/utf8.js";
 import { parseWebhooks } from "../config/schema.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
 import type { Destination } from "../config/resolve.js";
+import { withAnySignal } from "../core/any-signal.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import { type DeliveryEvent, type DeliveryReport, destinationTimeoutMs } from "../core/deliver.js";
 import { ConfigError, InputError, UsageError } from "../core/errors.js";
@@ -101,14 +102,17 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
       const request = requestOf(message, destination.mode, stamps);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
-      const report = await deliverer.deliver(request.body, destination, {
-        signal: options.signal === undefined ? closing.signal : AbortSignal.any([options.signal, closing.signal]),
-        signedText: request.signedText,
-        onEvent: (event) => {
-          record(history, event);
-          options.onEvent?.(event);
-        },
-      });
+      const signals = options.signal === undefined ? [closing.signal] : [options.signal, closing.signal];
+      const report = await withAnySignal(signals, (signal) =>
+        deliverer.deliver(request.body, destination, {
+          signal,
+          signedText: request.signedText,
+          onEvent: (event) => {
+            record(history, event);
+            options.onEvent?.(event);
+          },
+        }),
+      );
       return { ...report, messageId: request.messageId, body: request.body, history };
     },
     close: () => {
