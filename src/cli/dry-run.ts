@@ -1,4 +1,6 @@
 import type { Destination } from "../config/resolve.js";
+import type { SubscriptionRequest } from "../core/destination/route.js";
+import { requestDestination } from "../engine/request-destination.js";
 import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookTarget } from "../core/deliver.js";
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
@@ -10,8 +12,12 @@ import type { Output } from "./render.js";
  * Prints what would be sent, without sending: for each URL the headers (credential-like static
  * header values masked, never the secret) and the exact body bytes with the signature over them.
  */
-export function printDryRun(output: Output, request: DryRunRequest, destination: Destination, context: Record<string, unknown> = {}): void {
+export function printDryRun(output: Output, request: DryRunRequest, given: Destination, context: Record<string, unknown> = {}): void {
   const { body } = request;
+  const routed = request.request;
+  // A subscription's request goes to its own mapped URL, method and headers.
+  const destination = routed === undefined ? given : requestDestination(given, routed);
+  if (routed !== undefined) context = { ...context, subscription: routed.subscription, events: routed.events.length };
   const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret);
   const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
@@ -29,11 +35,18 @@ export function printDryRun(output: Output, request: DryRunRequest, destination:
     });
     if (output.json) continue;
     const lines = [`${destination.method} ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body];
-    if (request.signedText !== undefined) lines.push("(X-Signature covers the first event only, as Segment signs batches)");
+    if (routed !== undefined) lines.unshift(`# subscription ${JSON.stringify(routed.subscription)} (${describeCarried(context.line, routed.events.length)})`);
+    if (request.signedText !== undefined && request.signedText !== body) lines.push("(X-Signature covers the first event only, as Segment signs batches)");
     // Nothing is dropped without a word: what the classic shape does not carry is named.
     if (dropped.length > 0) lines.push(`(not carried by the classic shape: ${dropped.join(", ")}; --mode actions sends the whole event)`);
     output.result(`${lines.join("\n")}\n`);
   }
+}
+
+/** Which events a subscription's request carries: `line 3`, or `line 3 and 4 more in a batch`. */
+function describeCarried(line: unknown, events: number): string {
+  const first = typeof line === "number" ? `line ${line}` : "the event";
+  return events === 1 ? first : `${first} and ${events - 1} more, in a batch`;
 }
 
 /** What a dry run shows of one request. */
@@ -43,6 +56,8 @@ export interface DryRunRequest {
   signedText?: string | undefined;
   /** The input's fields the body does not carry. */
   dropped?: readonly string[] | undefined;
+  /** A subscription's request: its URL, method and headers are the mapping's. */
+  request?: SubscriptionRequest | undefined;
 }
 
 /** The headers of a request to `target`, as output shows them: credential-like values masked. */

@@ -1,4 +1,17 @@
+import { readFile } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
+import { describeFsError } from "../adapters/read-input.js";
 import { destinationTimeoutMs, type WebhookTarget } from "../core/deliver.js";
+import {
+  compileSubscriptions,
+  nameSubscriptionIssues,
+  type SubscriptionConfig,
+  type SubscriptionSet,
+  subscriptionsSchema,
+} from "../core/destination/subscriptions.js";
+import { formatIssues } from "../core/message/schema.js";
+import { safeParse } from "../core/schema-check.js";
+import { stripBom } from "../core/text.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "./destination.js";
 import { loadConfig } from "./load.js";
@@ -24,6 +37,8 @@ export interface DeliveryFlags extends SecretFlags {
   mode?: DestinationMode | undefined;
   method?: HttpMethod | undefined;
   batchSize?: number | undefined;
+  /** A JSON file of subscriptions (the array, or the Public API's answer): replaces the config's. */
+  subscriptions?: string | undefined;
 }
 
 /** Where one message goes: a source's URLs, with its headers and secret. */
@@ -43,6 +58,8 @@ export interface Destination {
   batchSize: number;
   /** How long one attempt waits for its answer: --timeout, else the mode's (destinationTimeoutMs). */
   timeoutMs: number;
+  /** A Webhooks (Actions) destination's subscriptions: each event goes to those its triggers match, as each maps it (targets is then empty). */
+  subscriptions?: SubscriptionSet | undefined;
 }
 
 export type { HttpMethod } from "./destination.js";
@@ -68,6 +85,8 @@ export async function resolveDeliverySettings(
   env: NodeJS.ProcessEnv,
   cwd: string,
   selection: SourceSelection = "one",
+  /** The command delivers to subscriptions (wh send, wh replay); the others refuse a config with them. */
+  takesSubscriptions = false,
 ): Promise<DeliverySettings> {
   const timeoutMs = flags.timeout ?? destinationTimeoutMs("classic");
   const retryWindowMs = flags.retryWindow ?? DEFAULT_RETRY_WINDOW_MS;
@@ -75,6 +94,15 @@ export async function resolveDeliverySettings(
   const secret = await secretFromFlagsOrEnv(flags, env, cwd);
   const flagHeaders = parseHeaderFlags(flags.header ?? []);
   const { config, filepath } = await loadConfig(cwd, flags.config);
+  const subscriptions = await readSubscriptions(flags, config, cwd, takesSubscriptions);
+  if (subscriptions !== undefined) {
+    const destination = subscriptionDestination(
+      flags,
+      subscriptions,
+      secret ?? (config.sharedSecret === undefined ? undefined : { value: config.sharedSecret, origin: "config file" }),
+    );
+    return { configPath: filepath, destinations: [destination], caFiles: flags.ca ?? [], cwd, timeoutMs: destination.timeoutMs, retryWindowMs, maxAttempts };
+  }
   let chosen = chooseSources(config, flags.source, selection);
   if (flags.url !== undefined && flags.url.length > 0) {
     // --url makes one destination; it takes a source's secret only when that source is clear.
@@ -102,6 +130,78 @@ export async function resolveDeliverySettings(
     };
   });
   return { configPath: filepath, destinations, caFiles: flags.ca ?? [], cwd, timeoutMs, retryWindowMs, maxAttempts };
+}
+
+/** The subscriptions of --subscriptions FILE, else of the config, compiled with Segment's engines (loaded only then). */
+async function readSubscriptions(flags: DeliveryFlags, config: WhConfig, cwd: string, takesSubscriptions: boolean): Promise<SubscriptionSet | undefined> {
+  const fromFile = flags.subscriptions === undefined ? undefined : await readSubscriptionsFile(flags.subscriptions, cwd);
+  const configs = fromFile ?? config.subscriptions;
+  if (configs === undefined) return undefined;
+  if (!takesSubscriptions) {
+    throw new UsageError("this command does not deliver to subscriptions yet (wh send and wh replay do)", {
+      hint: "use a config without subscriptions here (--config FILE)",
+    });
+  }
+  const { loadSegmentEngines } = await import("../adapters/segment-engines.js");
+  const engines = loadSegmentEngines();
+  const compiled = compileSubscriptions(configs, engines);
+  if (!compiled.ok) throw new ConfigError(compiled.issues, { source: flags.subscriptions ?? "the config's subscriptions" });
+  return { subscriptions: compiled.value, engines };
+}
+
+async function readSubscriptionsFile(file: string, cwd: string): Promise<SubscriptionConfig[]> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stripBom(await readFile(resolvePath(cwd, file), "utf8")));
+  } catch (error) {
+    const problem = error instanceof SyntaxError ? "not valid JSON" : describeFsError(error);
+    throw new ConfigError([problem], { source: file });
+  }
+  const parsed = safeParse(subscriptionsSchema, raw);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error).map((issue) => `subscriptions${issue.startsWith("[") ? "" : ": "}${issue}`);
+    throw new ConfigError(nameSubscriptionIssues(issues, raw), { source: file });
+  }
+  return parsed.data;
+}
+
+/**
+ * The one destination of a config with subscriptions: actions mode, the URLs, methods and headers
+ * from each mapping. The flags that set them for plain URLs are refused rather than half-applied.
+ */
+function subscriptionDestination(
+  flags: DeliveryFlags,
+  subscriptions: SubscriptionSet,
+  secret: { value: string; origin: SecretOrigin } | undefined,
+): Destination {
+  const refused = (
+    [
+      ["--url", flags.url !== undefined && flags.url.length > 0, "each subscription's settings.url"],
+      ["--header", flags.header !== undefined && flags.header.length > 0, "each subscription's settings.headers"],
+      ["--method", flags.method !== undefined, "each subscription's settings.method"],
+      ["--batch-size", flags.batchSize !== undefined, "each subscription's enable_batching and batch_size"],
+      ["--mode classic", flags.mode === "classic", "subscriptions, which are Actions mappings"],
+      ["--source", flags.source !== undefined, "subscriptions, which have no sources"],
+    ] as const
+  ).find(([, given]) => given);
+  if (refused !== undefined) {
+    throw new UsageError(`${refused[0]} cannot be used with subscriptions: the deliveries follow ${refused[2]}`, {
+      hint: "edit the subscriptions, or use a config without them (--config FILE)",
+    });
+  }
+  return {
+    source: undefined,
+    writeKey: undefined,
+    enabled: true,
+    targets: [],
+    sharedSecret: secret?.value,
+    secretOrigin: secret?.origin,
+    mode: "actions",
+    method: "POST",
+    batchSize: 1,
+    timeoutMs: flags.timeout ?? destinationTimeoutMs("actions"),
+    subscriptions,
+  };
 }
 
 interface SourceChoice {

@@ -4,6 +4,7 @@ import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
 import { safeParse } from "../core/schema-check.js";
 import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
+import { nameSubscriptionIssues, subscriptionsSchema } from "../core/destination/subscriptions.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
@@ -120,6 +121,8 @@ export const configSchema = z
     sharedSecret: z.optional(secretSchema),
     ...deliveryShape,
     sources: z.optional(sourcesSchema),
+    /** A Webhooks (Actions) destination's subscriptions as Segment's Public API returns them: actions mode, URLs from the mappings. */
+    subscriptions: z.optional(subscriptionsSchema),
     ingest: z.optional(z.strictObject({ endpoint: z.optional(webhookUrl), writeKey: z.optional(nonEmpty) })),
     /** wh serve's queue: Redis Streams at redis://[user:password@]host:port[/db] (rediss:// for TLS). */
     queue: z.optional(
@@ -136,8 +139,28 @@ export const configSchema = z
       if (config.sources !== undefined && (config.webhooks !== undefined || config.sharedSecret !== undefined)) {
         ctx.addIssue({ code: "custom", path: ["sources"], message: "use either sources or the top-level webhooks/sharedSecret, not both" });
       }
+      for (const issue of subscriptionConflicts(config)) ctx.addIssue({ code: "custom", path: ["subscriptions"], message: issue });
     }),
   );
+
+/** What subscriptions cannot go with: they give the URLs, and they are Actions mappings. */
+function subscriptionConflicts(config: {
+  subscriptions?: unknown;
+  webhooks?: unknown;
+  sources?: unknown;
+  mode?: unknown;
+  method?: unknown;
+  batchSize?: unknown;
+}): string[] {
+  if (config.subscriptions === undefined) return [];
+  const issues: string[] = [];
+  if (config.webhooks !== undefined) issues.push("use either subscriptions (each mapping has its url) or webhooks, not both");
+  if (config.sources !== undefined) issues.push("subscriptions go with the top-level sharedSecret, not with sources");
+  if (config.mode === "classic") issues.push("subscriptions are a Webhooks (Actions) destination's: mode must be actions (or left out)");
+  if (config.method !== undefined || config.batchSize !== undefined)
+    issues.push("with subscriptions, each mapping sets its method and batching (settings.method, enable_batching, batch_size)");
+  return issues;
+}
 
 export type WhConfig = z.infer<typeof configSchema>;
 export type WebhookConfig = z.infer<typeof webhookSchema>;
@@ -147,7 +170,9 @@ export type ParseConfigResult = { ok: true; value: WhConfig } | { ok: false; iss
 /** Validates a configuration: pure, with one `path: problem` line per issue. */
 export function parseConfig(input: unknown): ParseConfigResult {
   const parsed = safeParse(configSchema, input ?? {});
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const raw = typeof input === "object" && input !== null ? (input as { subscriptions?: unknown }).subscriptions : undefined;
+  return { ok: false, issues: nameSubscriptionIssues(formatIssues(parsed.error), raw) };
 }
 
 /** Validates webhooks given on the command line, with the same rules as the file's. */

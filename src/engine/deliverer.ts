@@ -4,6 +4,8 @@ import { createUndiciTransport } from "../adapters/undici-transport.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
 import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
 import type { Clock } from "../core/clock.js";
+import type { SubscriptionRequest } from "../core/destination/route.js";
+import { requestDestination } from "./request-destination.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
 import { USER_AGENT } from "../version.js";
 import { AttemptsInFlight, type InFlight } from "./attempts-in-flight.js";
@@ -22,6 +24,8 @@ export type { WaitReason } from "./retry-waits.js";
 export interface Sender {
   /** `onEvent` sees every attempt and answer (for --verbose). */
   send(body: string, signal: AbortSignal, onEvent?: (event: DeliveryEvent) => void, signedText?: string): Promise<DeliveryReport>;
+  /** One request of a subscription (its own URL, method, headers and signed text). */
+  sendRequest?(request: SubscriptionRequest, signal: AbortSignal, onEvent?: (event: DeliveryEvent) => void): Promise<DeliveryReport>;
   /** Deliveries now waiting to retry. */
   readonly retrying: number;
   /** Why they wait, per URL. */
@@ -70,6 +74,8 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
     // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
     to: (destination) => ({
       send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
+      sendRequest: (request, signal, onEvent) =>
+        deliverer.deliver(request.body, requestDestination(destination, request), { signal, onEvent, signedText: request.signedText }),
       get retrying() {
         return waits.count;
       },

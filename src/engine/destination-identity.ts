@@ -16,8 +16,23 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
     method: destination.method,
     batchSize: destination.batchSize,
     targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
+    // What decides where each event goes and what is sent: a resume with other subscriptions is refused.
+    ...(destination.subscriptions === undefined
+      ? {}
+      : {
+          subscriptions: destination.subscriptions.subscriptions.map(({ name, enabled, trigger, mapping, batchSize }) => ({
+            name,
+            enabled,
+            trigger,
+            mapping,
+            batchSize,
+          })),
+        }),
   });
-  const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
+  const urls =
+    destination.subscriptions === undefined
+      ? destination.targets.map((target) => redactUrl(target.url)).join(", ")
+      : `subscriptions ${destination.subscriptions.subscriptions.map((subscription) => JSON.stringify(subscription.name)).join(", ")}`;
   const how = [
     destination.source === undefined ? "" : `source ${destination.source}`,
     destination.mode === "classic"

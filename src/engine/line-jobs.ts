@@ -10,7 +10,8 @@ import type { DeliveryJob } from "./delivery-job.js";
  */
 export async function* linesToJobs(
   batches: AsyncIterable<InputLine[]>,
-  prepare: (text: string) => PrepareResult,
+  /** A promise when routing the event to subscriptions (Segment's mapping runs asynchronously). */
+  prepare: (text: string) => PrepareResult | Promise<PrepareResult>,
   onEnd?: () => void,
   /** Only the lines this returns true for (a shard's); the others are not this run's. */
   select?: (line: InputLine) => boolean,
@@ -20,7 +21,11 @@ export async function* linesToJobs(
     for (const line of lines) {
       if (select !== undefined && !select(line)) continue;
       if (line.problem !== undefined) jobs.push({ number: line.number, original: line.text, prepared: { ok: false, kind: "unreadable", error: line.problem } });
-      else if (line.text.trim() !== "") jobs.push({ number: line.number, original: line.text, prepared: prepare(line.text) });
+      else if (line.text.trim() !== "") {
+        const prepared = prepare(line.text);
+        // Only routed lines pay an await: replay's plain lines stay synchronous.
+        jobs.push({ number: line.number, original: line.text, prepared: prepared instanceof Promise ? await prepared : prepared });
+      }
     }
     yield jobs;
   }

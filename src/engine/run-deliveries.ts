@@ -13,6 +13,8 @@ import type { Sender, WaitReason } from "./deliverer.js";
 import type { FailureStop } from "./failure-streak.js";
 import { RunRecorder, type RunCounts } from "./run-recorder.js";
 import { RunStop, sendUntilCut } from "./run-stop.js";
+import { type RoutedRunContext, sendRouted } from "./routed-run.js";
+import type { SubscriptionRequest } from "../core/destination/route.js";
 
 /** The live counts of a run, for a progress display. */
 export interface RunProgress {
@@ -63,7 +65,10 @@ export interface RunOptions {
   /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
   onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent) => void) | undefined;
   /** A dry run (no sender) hands each request here instead of sending it. */
-  onDryRun?: (job: DeliveryJob, request: { body: string; signedText?: string | undefined; dropped?: readonly string[] | undefined }) => void;
+  onDryRun?: (
+    job: DeliveryJob,
+    request: { body: string; signedText?: string | undefined; dropped?: readonly string[] | undefined; request?: SubscriptionRequest | undefined },
+  ) => void;
   /** Starts a progress display over the live counts; stopped when the run ends. */
   startProgress?: (progress: () => RunProgress) => { stop(): void };
   /** Called once after the last job has ended: a display shows what it held back. */
@@ -104,6 +109,8 @@ class DeliveryRun {
   private readonly stop: RunStop;
   private readonly batchSize: number;
   private readonly pendingBatch: DeliveryJob[] = [];
+  /** Events routed to subscriptions, held until the read's end: their batches are made of events read together. */
+  private readonly routed: DeliveryJob[] = [];
   private nextStartAt: number;
   private jobsRead = 0;
 
@@ -166,6 +173,7 @@ class DeliveryRun {
       for (const job of batch) if (!(await this.take(job))) return;
       // A batch never waits for more input than was read together (stdin may pause for long).
       if (this.pendingBatch.length > 0 && !(await this.sendBatch(this.pendingBatch.splice(0)))) return;
+      if (this.routed.length > 0 && !(await sendRouted(this.routed.splice(0), this.routedContext()))) return;
     }
   }
 
@@ -181,6 +189,10 @@ class DeliveryRun {
     }
     if (!prepared.message.enabled) {
       recorder.finish(job, "skipped", undefined, prepared.message.skipReason);
+      return true;
+    }
+    if (prepared.message.routes !== undefined) {
+      this.routed.push(job);
       return true;
     }
     if (this.batchSize > 1) {
@@ -243,6 +255,18 @@ class DeliveryRun {
     });
     if (typeof submitted !== "boolean") await submitted;
     return true;
+  }
+
+  private routedContext(): RoutedRunContext {
+    const { options } = this;
+    const rate = options.ratePerSecond;
+    return {
+      options,
+      pool: this.pool,
+      recorder: this.recorder,
+      cut: this.stop.cut,
+      waitForRate: async () => (rate === undefined ? !this.stop.reading.signal.aborted : this.waitForRate(rate)),
+    };
   }
 
   /** Waits for the next request's turn under --rate; false when the run stopped meanwhile. */

@@ -56,7 +56,7 @@ export class RunRecorder {
   }
 
   /** A job ended: `interrupted` (or anything, once a write error stops the run) is not recorded, and sent again on resume. */
-  finish(job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string): void {
+  finish(job: DeliveryJob, outcome: JobOutcome, report?: DeliveryReport, reason?: string, subscriptions?: string[]): void {
     const { journal, deadLetter, onOutcome } = this.options;
     if (outcome === "interrupted" || !this.canRecord(outcome)) {
       // Not recorded as finished: sent again on resume.
@@ -73,7 +73,7 @@ export class RunRecorder {
     this.counts[outcome] += 1;
     if (this.streak.note(outcome, report)) this.stopRun();
     if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
-      deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report))}\n`);
+      deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report, subscriptions))}\n`);
       this.deadJobs.push({ job, outcome });
     } else journal?.markFinished(job.number, job.original, outcome);
     if (!this.flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
@@ -130,12 +130,19 @@ function sumCounts(counts: OutcomeCounts | undefined): number {
   return counts === undefined ? 0 : counts.delivered + counts.skipped + counts.invalid + counts.failed;
 }
 
-function deadLetterRecord(job: DeliveryJob, outcome: "invalid" | "failed", reason: string, report: DeliveryReport | undefined): DeadLetterRecord {
+function deadLetterRecord(
+  job: DeliveryJob,
+  outcome: "invalid" | "failed",
+  reason: string,
+  report: DeliveryReport | undefined,
+  subscriptions: string[] | undefined,
+): DeadLetterRecord {
   return {
     line: job.number,
     outcome,
     reason,
     ...(report === undefined ? {} : { urls: deliveryRecord(report).urls as unknown[] }),
+    ...(subscriptions === undefined ? {} : { subscriptions }),
     at: new Date().toISOString(),
     original: job.original,
   };

@@ -7,6 +7,7 @@ import { shellQuote } from "../../core/shell-quote.js";
 import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
 import { prepareLine } from "../../core/message/prepare.js";
+import { routeMessage } from "../../core/destination/route.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
@@ -34,7 +35,7 @@ export async function runReplay(
   const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate, maxFailures: flags.maxFailures };
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
-  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
   const output = new Output(io, globals);
@@ -44,6 +45,7 @@ export async function runReplay(
   const shard = flags.shard;
   const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd);
   const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
+  const routed = destination.subscriptions;
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given, replayFlags)}`;
@@ -78,7 +80,7 @@ export async function runReplay(
     summary = await runDeliveries(
       linesToJobs(
         files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
-        (text) => prepareLine(text, stamps, prepareOptions),
+        routed === undefined ? (text) => prepareLine(text, stamps, prepareOptions) : (text) => routeMessage(prepareLine(text, stamps, prepareOptions), routed),
         undefined,
         shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index,
       ),

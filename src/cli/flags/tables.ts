@@ -118,8 +118,17 @@ export const secretFlags = flagTable({
   source: flag({ syntax: "--source <name>", description: "with a config of several sources: the source whose sharedSecret to use", complete: "sources" }),
 });
 
+/** Only the commands that deliver to subscriptions take the file (resolveDeliverySettings' takesSubscriptions). */
+const subscriptions = flag({
+  syntax: "--subscriptions <file>",
+  description: "JSON file of a Webhooks (Actions) destination's subscriptions (Segment's Public API answer, or its array): replaces the config's",
+  resume: true,
+  complete: "file",
+});
+
 export const sendFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   retryWindow: flag({
     syntax: "--retry-window <duration>",
     description: "stop retrying this long after the first attempt (default 4h; 1m when stderr is a terminal: a person is waiting)",
@@ -144,6 +153,7 @@ export const sendFlags = flagTable({
 
 export const replayFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   concurrency,
   ordered: flag({
     syntax: "--ordered <mode>",

@@ -1,6 +1,7 @@
 import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import { formatIssues, parseInboundMessage, parseOutboundMessage, type InboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
+import type { Route } from "../destination/route.js";
 import { asCaptureRecord } from "../capture.js";
 import { asDeadLetterRecord } from "../dead-letter.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
@@ -42,6 +43,10 @@ export interface PreparedMessage {
   skipReason?: string | undefined;
   /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
   dropped?: readonly string[] | undefined;
+  /** With subscriptions: each matching subscription and what its mapping made of the event (core/destination/route.ts). */
+  routes?: readonly Route[] | undefined;
+  /** Only these subscriptions (a dead letter's, naming those that did not get the event). */
+  only?: readonly string[] | undefined;
 }
 
 export type PrepareFailure = { ok: false; kind: "invalid-json" | "invalid-message" | "too-large" | "unreadable"; error: string };
@@ -70,11 +75,17 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
   const record = asCaptureRecord(parsed.value);
   if (record !== undefined) return prepareLine(record.body, stamps, options);
   const letter = asDeadLetterRecord(parsed.value);
-  if (letter !== undefined) return letter.outcome === "invalid" ? invalid(letter.reason) : prepareLine(letter.original, stamps, options);
+  if (letter !== undefined)
+    return letter.outcome === "invalid" ? invalid(letter.reason) : onlyTo(prepareLine(letter.original, stamps, options), letter.subscriptions);
   const sentAsIs = options.exactBytes === true && (options.mode === "actions" || isClassicOutbound(parsed.value));
   const inexact = sentAsIs ? undefined : inexactNumberProblem(line);
   if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
   return prepareValue(parsed.value, sentAsIs ? line.trim() : undefined, stamps, options);
+}
+
+/** A dead letter that names subscriptions goes to those alone. */
+function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefined): PrepareResult {
+  return result.ok && subscriptions !== undefined ? { ok: true, message: { ...result.message, only: subscriptions } } : result;
 }
 
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
