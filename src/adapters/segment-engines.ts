@@ -38,7 +38,8 @@ function makeEngines(): SegmentEngines {
   return {
     compileTrigger(text) {
       const ast = fql.parseFql(text);
-      if (ast.error !== undefined) return { ok: false, error: ast.error.message };
+      // FQL's parser says what it expected ("Value token is missing"), or fails on what it cannot read at all (a TypeError of its own code).
+      if (ast.error !== undefined) return { ok: false, error: ast.error instanceof TypeError ? "unreadable" : ast.error.message };
       return { ok: true, matches: (event) => fql.validate(ast, event) };
     },
     mappingProblems(mapping) {
