@@ -1,13 +1,14 @@
 import { readTextInput } from "../../adapters/read-input.js";
 import { keepWasmUnoptimized } from "../../adapters/v8-flags.js";
-import { resolveDeliverySettings, type Destination } from "../../config/resolve.js";
+import { type DeliverySettings, resolveDeliverySettings, type Destination } from "../../config/resolve.js";
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject } from "../../core/message/parse-json.js";
 import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { stringFieldPaths } from "../../core/message/schema.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
-import { createDeliverer } from "../../engine/deliverer.js";
+import { createDeliverer, type Deliverer } from "../../engine/deliverer.js";
+import { sendToSubscriptions } from "./send-subscriptions.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { sendFlags } from "../flags/tables.js";
@@ -51,8 +52,18 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     return 0;
   }
   const retryWindow = flags.retryWindow ?? (io.stderr.isTTY === true ? TERMINAL_RETRY_WINDOW_MS : undefined);
-  const settings = await resolveDeliverySettings({ ...flags, retryWindow }, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
+  const settings = await resolveDeliverySettings({ ...flags, retryWindow }, io.env, io.cwd, type === "delete" ? "all-enabled" : "one", true);
   noteUnsigned(output, settings.destinations);
+  const routed = settings.destinations[0]?.subscriptions;
+  if (routed !== undefined) {
+    const destination = settings.destinations[0] as Destination;
+    const prepared = prepareMessage(input, stamps, { mode: "actions" });
+    if (flags.dryRun === true)
+      return sendToSubscriptions(prepared, { output, destination, subscriptions: routed, deliverer: undefined, signal: io.signal, verbose: false });
+    return withDeliverer(settings, flags, io, output, (deliverer) =>
+      sendToSubscriptions(prepared, { output, destination, subscriptions: routed, deliverer, signal: io.signal, verbose: flags.verbose === true }),
+    );
+  }
   // A delete's fan-out skips the sources in actions mode: the Actions webhook never sends delete.
   const sending = settings.destinations.filter((destination) => {
     const { enabled, skipReason } = prepare(destination.mode);
@@ -67,11 +78,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     for (const destination of sending) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
     return 0;
   }
-  // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
-  keepWasmUnoptimized();
-  const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
-  const retryNow = listenForRetryNow(io, output, flags.data === "-", deliverer);
-  try {
+  return withDeliverer(settings, flags, io, output, async (deliverer) => {
     const reports = await Promise.all(
       sending.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
@@ -89,6 +96,23 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     );
     if (reports.some((report) => report.outcome === "aborted")) return 130;
     return reports.every((report) => report.outcome === "delivered") ? 0 : 1;
+  });
+}
+
+/** Runs `use` with a deliverer for this one message (and "retry now"), closed after. */
+async function withDeliverer(
+  settings: DeliverySettings,
+  flags: SendFlags,
+  io: CliIo,
+  output: Output,
+  use: (deliverer: Deliverer) => Promise<number>,
+): Promise<number> {
+  // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
+  keepWasmUnoptimized();
+  const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
+  const retryNow = listenForRetryNow(io, output, flags.data === "-", deliverer);
+  try {
+    return await use(deliverer);
   } finally {
     retryNow.stop();
     output.stopSpinner();
