@@ -43,7 +43,16 @@ export type { WhConfig } from "./config/schema.js";
 export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
 export { VERSION, USER_AGENT } from "./version.js";
 export { createWebhookSender } from "./library/webhook-sender.js";
-export type { AttemptRecord, SendOptions, SendReport, WebhookSender, WebhookSenderSettings, WebhookUrl } from "./library/webhook-sender.js";
+export type {
+  AttemptRecord,
+  SendOptions,
+  SendReport,
+  SubscriptionInput,
+  WebhookSender,
+  WebhookSenderSettings,
+  WebhookUrl,
+} from "./library/webhook-sender.js";
+export type { SubscriptionDelivery } from "./library/subscription-send.js";
 export { verifyRequest, webhookOf, DEFAULT_MAX_BODY_BYTES } from "./receiver/verify-request.js";
 export type { RejectReason, RequestHeaders, RequestVerdict, VerifiedWebhook, VerifyRequestInput, WebhookOptions } from "./receiver/verify-request.js";
 export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";

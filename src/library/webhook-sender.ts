@@ -11,15 +11,24 @@ import { ConfigError, InputError, UsageError } from "../core/errors.js";
 import { type DestinationMode, prepareMessage } from "../core/message/prepare.js";
 import type { AttemptOutcome } from "../core/retry-policy.js";
 import { batchEvents } from "../core/sign.js";
-import { createDeliverer } from "../engine/deliverer.js";
+import { createDeliverer, type Deliverer } from "../engine/deliverer.js";
+import type { SubscriptionSet } from "../core/destination/subscriptions.js";
+import type { MessageStamps } from "../core/message/prepare.js";
+import { loadSubscriptionSet, sendRoutedMessage, type SubscriptionDelivery } from "./subscription-send.js";
 
 /** One webhook URL, with the static headers sent to it. */
 export type WebhookUrl = string | URL | { url: string | URL; headers?: Record<string, string> | undefined };
 
 /** What `wh send` takes from its flags and config, as options; each default is the CLI's. */
 export interface WebhookSenderSettings {
-  /** Where to deliver: one URL or up to five (a message is delivered once one answers 2xx). */
-  webhooks: WebhookUrl | readonly WebhookUrl[];
+  /** Where to deliver: one URL or up to five (a message is delivered once one answers 2xx). Not with `subscriptions`. */
+  webhooks?: WebhookUrl | readonly WebhookUrl[] | undefined;
+  /**
+   * A Webhooks (Actions) destination's subscriptions, as Segment's Public API returns them (the
+   * array, or the whole answer): each message goes to every enabled one whose FQL trigger
+   * matches, as its mapping makes it (URL, method, headers, data). Up to 5; actions mode.
+   */
+  subscriptions?: readonly SubscriptionInput[] | { data: { subscriptions: readonly SubscriptionInput[] } } | undefined;
   /** Signs each body (X-Signature); without it nothing is signed. */
   sharedSecret?: string | undefined;
   /** classic (default): the seed's shapes, POST. actions: whole events, PUT or PATCH allowed. */
@@ -42,6 +51,18 @@ export interface WebhookSenderSettings {
   newId?: (() => string) | undefined;
 }
 
+/** One subscription as Segment's Public API returns it. */
+export interface SubscriptionInput {
+  id?: string | undefined;
+  name: string;
+  actionSlug: "send";
+  enabled: boolean;
+  /** FQL, as Segment evaluates it: `type = "track"`. */
+  trigger: string;
+  /** The Send action's mapping: url, method, headers, data, enable_batching, batch_size, batch_keys. */
+  settings: Record<string, unknown>;
+}
+
 /** One attempt's answer or error, and how long the sender then waited before the next. */
 export interface AttemptRecord {
   url: string;
@@ -57,9 +78,14 @@ export interface SendReport extends Omit<DeliveryReport, "outcome"> {
   outcome: DeliveryReport["outcome"] | "skipped";
   skipReason?: string | undefined;
   messageId: string | undefined;
-  /** The exact bytes sent (and signed, unless an Actions batch: its first event). */
+  /** The exact bytes sent (and signed, unless an Actions batch: its first event). With subscriptions: the event as Segment holds it. */
   body: string;
   history: AttemptRecord[];
+  /**
+   * With subscriptions: each matching subscription's request and its outcome. The report's
+   * outcome is delivered when every one was, skipped when none matched.
+   */
+  subscriptions?: SubscriptionDelivery[] | undefined;
 }
 
 export interface SendOptions {
@@ -81,7 +107,8 @@ export interface WebhookSender {
 
 /** The CLI's delivery engine behind one call: validation, signing, Segment's retry rules, --ca and proxies. */
 export async function createWebhookSender(settings: WebhookSenderSettings): Promise<WebhookSender> {
-  const destination = destinationOf(settings);
+  const routed = settings.subscriptions === undefined ? undefined : await loadSubscriptionSet(settings.subscriptions);
+  const destination = destinationOf(settings, routed);
   const clock = settings.clock ?? systemClock;
   const stamps = clockStamps(clock, settings.newId ?? randomUUID);
   const deliverer = await createDeliverer(
@@ -99,6 +126,7 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   const closing = new AbortController();
   return {
     async send(message, options = {}) {
+      if (routed !== undefined) return sendToSubscriptionsOf(message, { set: routed, destination, deliverer, stamps, closing: closing.signal }, options);
       const request = requestOf(message, destination.mode, stamps);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
@@ -122,7 +150,52 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   };
 }
 
-function destinationOf(settings: WebhookSenderSettings): Destination {
+/**
+ * A message to a destination's subscriptions (sendRoutedMessage), reported as one: delivered when
+ * every subscription's request was, aborted when one was cut, failed otherwise.
+ */
+async function sendToSubscriptionsOf(
+  message: Record<string, unknown> | string | Uint8Array,
+  context: { set: SubscriptionSet; destination: Destination; deliverer: Deliverer; stamps: MessageStamps; closing: AbortSignal },
+  options: SendOptions,
+): Promise<SendReport> {
+  if (typeof message === "string" || message instanceof Uint8Array) {
+    throw new UsageError("with subscriptions, send a Segment message object: each subscription maps the event, not a body");
+  }
+  const history: AttemptRecord[] = [];
+  const signals = options.signal === undefined ? [context.closing] : [options.signal, context.closing];
+  const onEvent = (event: DeliveryEvent): void => {
+    record(history, event);
+    options.onEvent?.(event);
+  };
+  const sent = await sendRoutedMessage(message, { ...context, signals, onEvent });
+  const reports = sent.deliveries.flatMap((delivery) => (delivery.report === undefined ? [] : [delivery.report]));
+  const outcomes = sent.deliveries.map((delivery) => delivery.outcome);
+  const outcome =
+    sent.skipReason !== undefined
+      ? "skipped"
+      : outcomes.includes("aborted")
+        ? "aborted"
+        : outcomes.every((each) => each === "delivered")
+          ? "delivered"
+          : "failed";
+  return {
+    outcome,
+    skipReason: sent.skipReason,
+    messageId: sent.messageId,
+    body: sent.deliveries[0]?.body ?? "",
+    deliveredTo: reports.find((report) => report.outcome === "delivered")?.deliveredTo,
+    attempts: reports.reduce((sum, report) => sum + report.attempts, 0),
+    durationMs: Math.max(0, ...reports.map((report) => report.durationMs)),
+    targets: reports.flatMap((report) => report.targets),
+    history,
+    subscriptions: sent.deliveries,
+  };
+}
+
+function destinationOf(settings: WebhookSenderSettings, routed: SubscriptionSet | undefined): Destination {
+  if (routed !== undefined) return subscriptionDestinationOf(settings, routed);
+  if (settings.webhooks === undefined) throw new UsageError("give webhooks (the URLs to deliver to) or subscriptions");
   const mode = settings.mode ?? "classic";
   const method = settings.method ?? "POST";
   checkDeliveryShape({ mode, method, batchSize: 1 }, { mode: "mode", method: "method", batchSize: "batchSize" });
@@ -147,6 +220,27 @@ function destinationOf(settings: WebhookSenderSettings): Destination {
     method,
     batchSize: 1,
     timeoutMs: atLeast("timeoutMs", settings.timeoutMs, 1) ?? destinationTimeoutMs(mode),
+  };
+}
+
+/** With subscriptions, the URLs, methods and headers are the mappings': the settings that set them otherwise are refused. */
+function subscriptionDestinationOf(settings: WebhookSenderSettings, routed: SubscriptionSet): Destination {
+  const refused =
+    settings.webhooks !== undefined ? "webhooks" : settings.method !== undefined ? "method" : settings.mode === "classic" ? "mode classic" : undefined;
+  if (refused !== undefined) throw new UsageError(`${refused} cannot be used with subscriptions: each subscription's mapping sets its url, method and headers`);
+  if (settings.sharedSecret === "") throw new UsageError("sharedSecret is empty: give the secret, or leave it out to send unsigned");
+  return {
+    source: undefined,
+    writeKey: undefined,
+    enabled: true,
+    targets: [],
+    sharedSecret: settings.sharedSecret,
+    secretOrigin: undefined,
+    mode: "actions",
+    method: "POST",
+    batchSize: 1,
+    timeoutMs: atLeast("timeoutMs", settings.timeoutMs, 1) ?? destinationTimeoutMs("actions"),
+    subscriptions: routed,
   };
 }
 
