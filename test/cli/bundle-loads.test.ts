@@ -26,6 +26,8 @@ async function filesLoaded(args: readonly string[], env: Record<string, string> 
 }
 
 const isUndici = (file: string): boolean => /[\\/]undici(\.cjs$|[\\/])/.test(file);
+/** Segment's engines (actions-core, FQL) and the module that loads them: only with subscriptions. */
+const isSegmentEngine = (file: string): boolean => /[\\/](@segment[\\/]|segment-engines\.cjs$)/.test(file);
 
 describe("what the bundled CLI loads", () => {
   it("wh sign and wh verify never load undici", async () => {
@@ -53,5 +55,32 @@ describe("what the bundled CLI loads", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("wh sign, wh verify and a plain wh send never load Segment's engines; wh send with subscriptions loads them from node_modules", async () => {
+    const plain = [
+      ...(await filesLoaded(["sign", "body.json"])),
+      ...(await filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"])),
+      ...(await filesLoaded(["send", "track", "--user-id", "u1", "--event", "Signed Up", "--url", "http://127.0.0.1:9/", "--dry-run"])),
+    ];
+    expect(plain.filter(isSegmentEngine)).toEqual([]);
+    const subscriptions = JSON.stringify([
+      { name: "All", actionSlug: "send", enabled: true, trigger: 'type = "track"', settings: { url: "http://127.0.0.1:9/" } },
+    ]);
+    const cwd = await makeTempDir();
+    await writeFile(join(cwd, "subscriptions.json"), subscriptions);
+    const routed = await filesLoaded([
+      "send",
+      "track",
+      "--user-id",
+      "u1",
+      "--event",
+      "Signed Up",
+      "--subscriptions",
+      join(cwd, "subscriptions.json"),
+      "--dry-run",
+    ]);
+    expect(routed.some((file) => file.endsWith("segment-engines.cjs"))).toBe(true);
+    expect(routed.some((file) => /[\\/]node_modules[\\/]@segment[\\/]actions-core[\\/]/.test(file))).toBe(true);
   });
 });

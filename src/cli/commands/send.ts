@@ -8,7 +8,6 @@ import { prepareMessage, type DestinationMode, type PreparedMessage } from "../.
 import { stringFieldPaths } from "../../core/message/schema.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
 import { createDeliverer, type Deliverer } from "../../engine/deliverer.js";
-import { sendToSubscriptions } from "./send-subscriptions.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { sendFlags } from "../flags/tables.js";
@@ -57,6 +56,8 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const routed = settings.destinations[0]?.subscriptions;
   if (routed !== undefined) {
     const destination = settings.destinations[0] as Destination;
+    // Its own file in the bundle, read only with subscriptions: a plain send starts as before.
+    const { sendToSubscriptions } = await import("./send-subscriptions.js");
     const prepared = prepareMessage(input, stamps, { mode: "actions" });
     if (flags.dryRun === true)
       return sendToSubscriptions(prepared, { output, destination, subscriptions: routed, deliverer: undefined, signal: io.signal, verbose: false });
