@@ -142,10 +142,15 @@ async function readSubscriptions(flags: DeliveryFlags, config: WhConfig, cwd: st
       hint: "use a config without subscriptions here (--config FILE)",
     });
   }
+  return compileWithEngines(configs, flags.subscriptions ?? "the config's subscriptions");
+}
+
+/** Checks subscriptions with Segment's engines, loaded now (ConfigError, naming each subscription and field). */
+export async function compileWithEngines(configs: readonly SubscriptionConfig[], source: string): Promise<SubscriptionSet> {
   const { loadSegmentEngines } = await import("../adapters/segment-engines.js");
   const engines = loadSegmentEngines();
   const compiled = compileSubscriptions(configs, engines);
-  if (!compiled.ok) throw new ConfigError(compiled.issues, { source: flags.subscriptions ?? "the config's subscriptions" });
+  if (!compiled.ok) throw new ConfigError(compiled.issues, { source });
   return { subscriptions: compiled.value, engines };
 }
 

@@ -106,4 +106,21 @@ describe("subscriptions in the config", () => {
     expect(both.stderr).toContain("use either subscriptions");
     expect(both.stderr).toContain("mode must be actions");
   });
+
+  it("wh config validate checks triggers and mappings with Segment's engines; wh config show lists the subscriptions", async () => {
+    const dir = await makeTempDir();
+    await writeFile(join(dir, ".whrc.json"), JSON.stringify({ subscriptions: [{ ...tracks("http://127.0.0.1:9"), trigger: "typo" }] }));
+    const invalid = await runInProcess(["config", "validate"], { cwd: dir });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('subscriptions[0] ("Tracks").trigger: not valid FQL');
+    await writeFile(
+      join(dir, ".whrc.json"),
+      JSON.stringify({ subscriptions: [tracks("http://127.0.0.1:9"), { ...people("http://127.0.0.1:9"), enabled: false }] }),
+    );
+    expect((await runInProcess(["config", "validate"], { cwd: dir })).code).toBe(0);
+    const shown = await runInProcess(["config", "show"], { cwd: dir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('subscription "Tracks": type = "track"');
+    expect(shown.stdout).toContain('subscription "People": type = "identify" or type = "page" (disabled)');
+  });
 });

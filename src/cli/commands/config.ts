@@ -1,5 +1,5 @@
 import { loadConfig } from "../../config/load.js";
-import { resolveDeliverySettings } from "../../config/resolve.js";
+import { compileWithEngines, resolveDeliverySettings } from "../../config/resolve.js";
 import { formatDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
 import { MASK, redactHeaderValue, redactUrl } from "../../core/redact.js";
@@ -10,7 +10,7 @@ import { Output } from "../render.js";
 
 /** `wh config show`: the settings in effect, after flags, environment and file; secrets masked. */
 export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "all");
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "all", true);
   const output = new Output(io, globals);
   const destinations = settings.destinations.map((destination) => ({
     ...(destination.source === undefined ? {} : { source: destination.source, enabled: destination.enabled }),
@@ -18,6 +18,16 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
       url: redactUrl(target.url),
       headers: Object.fromEntries(Object.entries(target.headers).map(([name, value]) => [name, redactHeaderValue(name, value)])),
     })),
+    ...(destination.subscriptions === undefined
+      ? {}
+      : {
+          subscriptions: destination.subscriptions.subscriptions.map(({ name, enabled, trigger, batchSize }) => ({
+            name,
+            enabled,
+            trigger,
+            batchSize: batchSize ?? null,
+          })),
+        }),
     sharedSecret: destination.sharedSecret === undefined ? null : MASK,
     sharedSecretFrom: destination.secretOrigin ?? null,
     timeoutMs: destination.timeoutMs,
@@ -37,6 +47,10 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
       lines.push(`  webhook ${hook.url}`);
       for (const [name, value] of Object.entries(hook.headers)) lines.push(`    ${name}: ${value}`);
     }
+    for (const each of destination.subscriptions ?? []) {
+      const how = `${each.enabled ? "" : ", disabled"}${each.batchSize === null ? "" : `, batches of up to ${each.batchSize}`}`;
+      lines.push(`  subscription ${JSON.stringify(each.name)}: ${each.trigger}${how === "" ? "" : ` (${how.slice(2)})`}`);
+    }
     lines.push(`  shared secret: ${destination.sharedSecret === null ? "(none: requests are not signed)" : `${MASK} (from ${destination.sharedSecretFrom})`}`);
     // Actions mode waits as Segment's Actions destinations do, unless --timeout says otherwise.
     if (destination.timeoutMs !== settings.timeoutMs) lines.push(`  timeout: ${formatDurationMs(destination.timeoutMs)} (actions mode)`);
@@ -49,9 +63,11 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
 
 /** `wh config validate`: exit 0 when the config file is valid, 2 with every problem when not. */
 export async function runConfigValidate(flags: FlagValues<typeof configValidateFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
-  const { filepath } = await loadConfig(io.cwd, flags.config);
+  const { config, filepath } = await loadConfig(io.cwd, flags.config);
   if (filepath === undefined)
     throw new UsageError("no config file found", { hint: "create .whrc.json (or another name listed in wh config --help), or pass --config FILE" });
+  // Triggers and mappings are checked by Segment's own engines, loaded only for a config with subscriptions.
+  if (config.subscriptions !== undefined) await compileWithEngines(config.subscriptions, filepath);
   const output = new Output(io, globals);
   output.record({ valid: true, configFile: filepath });
   output.result(`valid: ${filepath}`);
