@@ -1,7 +1,7 @@
 import type { Destination } from "../config/resolve.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import { requestDestination } from "../engine/request-destination.js";
-import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookTarget } from "../core/deliver.js";
+import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookTarget, withTargetHeaders } from "../core/deliver.js";
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";
@@ -18,7 +18,7 @@ export function printDryRun(output: Output, request: DryRunRequest, given: Desti
   // A subscription's request goes to its own mapped URL, method and headers.
   const destination = routed === undefined ? given : requestDestination(given, routed);
   if (routed !== undefined) context = { ...context, subscription: routed.subscription, events: routed.events.length };
-  const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret);
+  const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret, routed?.json ?? true);
   const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
@@ -62,7 +62,7 @@ export interface DryRunRequest {
 
 /** The headers of a request to `target`, as output shows them: credential-like values masked. */
 function headersShown(headers: Readonly<Record<string, string>>, target: WebhookTarget): Record<string, string> {
-  const shown: Record<string, string> = { ...headers };
+  const shown = withTargetHeaders(headers, target.headers);
   for (const [name, value] of Object.entries(target.headers)) shown[name] = redactHeaderValue(name, value);
   return shown;
 }

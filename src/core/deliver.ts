@@ -75,6 +75,8 @@ export interface DeliveryOptions {
    * as Segment signs batches.
    */
   signedText?: string | undefined;
+  /** A request without a body (a subscription whose data mapped to nothing) has no Content-Type, as actions-core's request client sends it. */
+  withoutContentType?: boolean | undefined;
   random?: () => number;
   /**
    * The body and extra headers of attempt n (1-based), when they change per attempt: the
@@ -88,12 +90,26 @@ export interface DeliveryOptions {
 
 /**
  * The headers of every request for one body: signed once, over the exact bytes that are sent.
- * A URL's static headers come last (the config refuses the names wh owns).
+ * A URL's static headers come last (the config refuses the names wh owns). `json` false: no
+ * Content-Type (a request without a body).
  */
-export function buildRequestHeaders(body: string | Uint8Array, userAgent: string, sharedSecret: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = { "Content-Type": "application/json", "User-Agent": userAgent };
+export function buildRequestHeaders(body: string | Uint8Array, userAgent: string, sharedSecret: string | undefined, json = true): Record<string, string> {
+  const headers: Record<string, string> = json ? { "Content-Type": "application/json", "User-Agent": userAgent } : { "User-Agent": userAgent };
   if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
   return headers;
+}
+
+/**
+ * A URL's own headers over the request's, whatever the case of their names (a subscription's
+ * mapped `user-agent` replaces `User-Agent`, as in actions-core's request client).
+ */
+export function withTargetHeaders(base: Readonly<Record<string, string>>, own: Readonly<Record<string, string>>): Record<string, string> {
+  const names = Object.keys(own);
+  if (names.length === 0) return { ...base };
+  const replaced = new Set(names.map((name) => name.toLowerCase()));
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) if (!replaced.has(name.toLowerCase())) merged[name] = value;
+  return Object.assign(merged, own);
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -118,7 +134,7 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
   // UTF-16, so the encoding has no choices to make).
-  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, options.sharedSecret);
+  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, options.sharedSecret, options.withoutContentType !== true);
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
   const targets =
@@ -167,7 +183,7 @@ async function deliverToTarget(
 ): Promise<TargetReport> {
   const { clock, onEvent } = options;
   const url = urlLabel(target.url);
-  const headers = Object.keys(target.headers).length === 0 ? baseHeaders : { ...baseHeaders, ...target.headers };
+  const headers = Object.keys(target.headers).length === 0 ? baseHeaders : withTargetHeaders(baseHeaders, target.headers);
   const random = options.random ?? Math.random;
   const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
   const firstAttemptAtMs = clock.now();

@@ -15,6 +15,8 @@ export interface DeliverCallOptions {
   signal?: AbortSignal | undefined;
   /** What X-Signature covers when not the body (an Actions batch: its first event). */
   signedText?: string | undefined;
+  /** No Content-Type: a subscription's request without a body. */
+  withoutContentType?: boolean | undefined;
   onEvent?: ((event: DeliveryEvent) => void) | undefined;
 }
 
@@ -39,6 +41,12 @@ export interface Sender {
 /** The delivery engine wired to the real network and a clock (the real one unless given), for one command run. */
 export interface Deliverer {
   deliver(body: string, destination: Destination, options?: DeliverCallOptions): Promise<DeliveryReport>;
+  /** One request of one of the destination's subscriptions, to its mapped URL with its method and headers. */
+  deliverRequest(
+    request: SubscriptionRequest,
+    destination: Destination,
+    options: Omit<DeliverCallOptions, "signedText" | "withoutContentType">,
+  ): Promise<DeliveryReport>;
   /** A sender of every event to one destination, for a run (with the retries waiting and why). */
   to(destination: Destination): Sender;
   /** Ends every wait to retry now (see RetryWaits.retryNow); returns how many were cut short. */
@@ -74,8 +82,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
     // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
     to: (destination) => ({
       send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
-      sendRequest: (request, signal, onEvent) =>
-        deliverer.deliver(request.body, requestDestination(destination, request), { signal, onEvent, signedText: request.signedText }),
+      sendRequest: (request, signal, onEvent) => deliverer.deliverRequest(request, destination, { signal, onEvent }),
       get retrying() {
         return waits.count;
       },
@@ -95,6 +102,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         sharedSecret: destination.sharedSecret,
         method: destination.method,
         signedText: options.signedText,
+        withoutContentType: options.withoutContentType,
         signal: options.signal,
         onEvent:
           options.onEvent === undefined
@@ -103,6 +111,12 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
                 observe(event);
                 options.onEvent?.(event);
               },
+      }),
+    deliverRequest: (request, destination, options) =>
+      deliverer.deliver(request.body, requestDestination(destination, request), {
+        ...options,
+        signedText: request.signedText,
+        withoutContentType: !request.json,
       }),
     close: () => undici.close(),
   };

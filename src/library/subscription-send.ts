@@ -8,7 +8,6 @@ import { type MessageStamps, prepareMessage } from "../core/message/prepare.js";
 import { formatIssues } from "../core/message/schema.js";
 import { safeParse } from "../core/schema-check.js";
 import type { Deliverer } from "../engine/deliverer.js";
-import { requestDestination } from "../engine/request-destination.js";
 
 /** What one subscription made of a message sent to a destination with subscriptions. */
 export interface SubscriptionDelivery {
@@ -63,9 +62,7 @@ export async function sendRoutedMessage(
   const invalid = routes.flatMap((route) => (route.ok ? [] : [{ subscription: route.subscription, outcome: "invalid" as const, reason: route.error }]));
   const sent = await Promise.all(
     planRequests([routes]).map(async (request): Promise<SubscriptionDelivery> => {
-      const report = await withAnySignal(send.signals, (signal) =>
-        send.deliverer.deliver(request.body, requestDestination(send.destination, request), { signal, signedText: request.signedText, onEvent: send.onEvent }),
-      );
+      const report = await withAnySignal(send.signals, (signal) => send.deliverer.deliverRequest(request, send.destination, { signal, onEvent: send.onEvent }));
       return { subscription: request.subscription, outcome: report.outcome, url: request.url, method: request.method, body: request.body, report };
     }),
   );

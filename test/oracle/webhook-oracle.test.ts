@@ -284,4 +284,34 @@ describe("wh replay with subscriptions sends what Segment's Webhooks (Actions) d
     expect(receiver.requests).toHaveLength(0);
     expect(result.stdout).toContain(JSON.stringify((refused as Error).message).slice(1, -1));
   });
+
+  it("data that maps to nothing: no body, no Content-Type, no X-Signature", async () => {
+    const receiver = await server();
+    const event = createTestEvent();
+    const subscriptions = [{ name: "Empty", trigger: TRACK, settings: { url: receiver.url, data: { "@path": "$.properties.nowhere" } } }];
+    const { expected, actual, result } = await compare(
+      receiver,
+      () => sendWithSegment([event], subscriptions, true),
+      () => replayWithWh([event], subscriptions, true),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(expected[0]).toMatchObject({ body: "", headers: { "content-length": "0" } });
+    expect(actual).toEqual(expected);
+  });
+
+  it("mapped headers replace X-Signature and User-Agent whatever their case; a JSON body keeps its Content-Type", async () => {
+    const receiver = await server();
+    const event = createTestEvent();
+    const headers = { "x-signature": "mine", "User-Agent": "their-agent", "Content-Type": "text/plain" };
+    const subscriptions = [{ name: "Headers", trigger: TRACK, settings: { url: receiver.url, headers, data: { a: 1 } } }];
+    const { expected, actual, result } = await compare(
+      receiver,
+      () => sendWithSegment([event], subscriptions, true),
+      () => replayWithWh([event], subscriptions, true),
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(actual).toEqual(expected);
+    expect(receiver.requests.map((request) => request.headers["user-agent"])).toEqual(["their-agent"]);
+    expect(expected[0]?.headers).toMatchObject({ "x-signature": "mine", "content-type": "application/json" });
+  });
 });

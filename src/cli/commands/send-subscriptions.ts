@@ -63,9 +63,8 @@ async function deliverOne(deliverer: Deliverer, request: SubscriptionRequest, se
   const { output } = send;
   const target = requestDestination(send.destination, request);
   const label = `${base.type} → ${JSON.stringify(request.subscription)}`;
-  const report = await deliverer.deliver(request.body, target, {
+  const report = await deliverer.deliverRequest(request, send.destination, {
     signal: send.signal,
-    signedText: request.signedText,
     onEvent: (event) => {
       if (send.verbose) renderVerboseEvent(output, label, request.signedText ?? request.body, target, event);
       renderDeliveryEvent(output, event, label, send.verbose);

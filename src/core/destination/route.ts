@@ -19,6 +19,8 @@ export interface SubscriptionRequest {
   body: string;
   /** What X-Signature covers (the data, or the batch's first data); undefined: the request is not signed. */
   signedText: string | undefined;
+  /** False when the data mapped to nothing: no body and no Content-Type (the request client's `json` was absent). */
+  json: boolean;
   /** The indexes of the events it carries, in order. */
   events: number[];
 }
@@ -106,11 +108,15 @@ function batchKey(payload: SendPayload): string {
  */
 function requestOf(subscription: string, payloads: readonly SendPayload[], events: number[], batched: boolean): SubscriptionRequest {
   const first = payloads[0] as SendPayload;
+  const json = batched || first.data !== undefined;
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(first.headers ?? {})) headers[name] = String(value).trim();
-  const body = batched ? JSON.stringify(payloads.map((payload) => payload.data ?? null)) : first.data === undefined ? "" : JSON.stringify(first.data);
+  for (const [name, value] of Object.entries(first.headers ?? {})) {
+    // A JSON body's Content-Type is the request client's, whatever the mapping says.
+    if (!json || name.toLowerCase() !== "content-type") headers[name] = String(value).trim();
+  }
+  const body = batched ? JSON.stringify(payloads.map((payload) => payload.data ?? null)) : json ? JSON.stringify(first.data) : "";
   const signedText = first.data ? JSON.stringify(first.data) : undefined;
-  return { subscription, url: first.url, method: first.method, headers, body, signedText, events };
+  return { subscription, url: first.url, method: first.method, headers, body, signedText, json, events };
 }
 
 /**
