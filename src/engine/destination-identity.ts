@@ -35,7 +35,8 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
       : `subscriptions ${destination.subscriptions.subscriptions.map((subscription) => JSON.stringify(subscription.name)).join(", ")}`;
   const how = [
     destination.source === undefined ? "" : `source ${destination.source}`,
-    destination.mode === "classic"
+    // Subscriptions say their methods and batching themselves.
+    destination.mode === "classic" || destination.subscriptions !== undefined
       ? ""
       : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`,
   ].filter(Boolean);

@@ -122,7 +122,7 @@ describe("wh replay with subscriptions", () => {
     expect(receiver.requests.map((request) => request.path)).toEqual(["/hook/c"]);
   });
 
-  it("a --resume of a completed run sends nothing again", async () => {
+  it("a --resume of a completed run sends nothing again, and one with other subscriptions is refused", async () => {
     const receiver = await server();
     const dir = await setup(receiver, [order("o1"), order("o2"), view("v1")]);
     expect((await runInProcess(["replay", "events.ndjson"], { cwd: dir })).code).toBe(0);
@@ -130,6 +130,11 @@ describe("wh replay with subscriptions", () => {
     const resumed = await runInProcess(["replay", "events.ndjson", "--resume"], { cwd: dir });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(receiver.requests).toHaveLength(5);
+    // Other subscriptions are another destination: a resume is refused, naming both.
+    await writeFile(join(dir, ".whrc.json"), JSON.stringify({ subscriptions: [subscription("Renamed", 'type = "track"', { url: `${receiver.url}/a` })] }));
+    const changed = await runInProcess(["replay", "events.ndjson", "--resume"], { cwd: dir });
+    expect(changed.code).toBe(2);
+    expect(changed.stderr).toContain('delivered to subscriptions "Tracks", "Orders"; this one would deliver to subscriptions "Renamed"');
   });
 
   it("batches a batching subscription's events by their mapped batch_keys, in each user's order, up to batch_size", async () => {
