@@ -2,11 +2,11 @@ import { stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
-import { resolveDeliverySettings } from "../../config/resolve.js";
+import { type Destination, resolveDeliverySettings } from "../../config/resolve.js";
 import { shellQuote } from "../../core/shell-quote.js";
 import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
-import { prepareLine } from "../../core/message/prepare.js";
+import { type MessageStamps, type PrepareResult, prepareLine } from "../../core/message/prepare.js";
 import { routeMessage } from "../../core/destination/route.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
@@ -44,8 +44,6 @@ export async function runReplay(
   const resume = flags.resume === true;
   const shard = flags.shard;
   const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd);
-  const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
-  const routed = destination.subscriptions;
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given, replayFlags)}`;
@@ -80,7 +78,7 @@ export async function runReplay(
     summary = await runDeliveries(
       linesToJobs(
         files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
-        routed === undefined ? (text) => prepareLine(text, stamps, prepareOptions) : (text) => routeMessage(prepareLine(text, stamps, prepareOptions), routed),
+        linePreparer(destination, stamps, flags.exactBytes === true),
         undefined,
         shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index,
       ),
@@ -106,6 +104,13 @@ export async function runReplay(
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
   return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
+}
+
+/** How replay prepares a line: shaped as the destination's mode sends it, then routed to its subscriptions when it has them. */
+function linePreparer(destination: Destination, stamps: MessageStamps, exactBytes: boolean): (text: string) => PrepareResult | Promise<PrepareResult> {
+  const options = { mode: destination.mode, exactBytes };
+  const routed = destination.subscriptions;
+  return routed === undefined ? (text) => prepareLine(text, stamps, options) : (text) => routeMessage(prepareLine(text, stamps, options), routed);
 }
 
 /** Where a replay records: each shard has its own journal and dead letters by default, so n processes never share one. */
