@@ -170,5 +170,8 @@ describe("wh replay with subscriptions", () => {
     ]);
     expect(shown).toContainEqual(expect.objectContaining({ line: 2, outcome: "skipped", reason: "matched no subscription" }));
     expect(shown.find((record) => record.summary === true)).toMatchObject({ skipped: 1, dryRun: 1 });
+    const text = await runInProcess(["replay", "events.ndjson", "--dry-run"], { cwd: dir });
+    expect(text.stdout).toContain('# subscription "Orders" (line 1)\nPUT ');
+    expect(text.stdout).toContain("line 2: skipped (matched no subscription)");
   });
 });

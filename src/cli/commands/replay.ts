@@ -13,7 +13,7 @@ import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
-import { ranToTheEnd, runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { ranToTheEnd, runDeliveries, runExitCode, type RunOptions, type RunSummary } from "../../engine/run-deliveries.js";
 import type { FlagValues } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
@@ -67,7 +67,7 @@ export async function runReplay(
   if (journalSays !== undefined) output.log(journalSays);
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
-  const rendering = renderRun(output, destination, undefined, flags.verbose === true);
+  const rendering = renderRun(output, destination, dryRun ? namesSkips(output) : undefined, flags.verbose === true);
   const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
   const stamps = commandStamps(io);
   const retryNow = listenForRetryNow(io, output, fromStdin, deliverer);
@@ -104,6 +104,13 @@ export async function runReplay(
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
   return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
+}
+
+/** A dry run says which lines go nowhere (matched no subscription, or turned off by their integrations), between the requests it shows. */
+function namesSkips(output: Output): RunOptions["onOutcome"] {
+  return (job, outcome, _report, reason) => {
+    if (outcome === "skipped" && !output.json) output.result(`line ${job.number}: skipped (${reason ?? "not sent"})\n`);
+  };
 }
 
 /** How replay prepares a line: shaped as the destination's mode sends it, then routed to its subscriptions when it has them. */
