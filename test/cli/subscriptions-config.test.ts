@@ -41,9 +41,10 @@ async function replay(config: unknown, args: readonly string[] = [], files: Reco
 }
 
 describe("subscriptions in the config", () => {
-  it("delivers the example of issue 35: each event to the subscriptions its trigger matches, the rest matched no subscription", async () => {
+  it("delivers the example of issue 35: each event to the enabled subscriptions its trigger matches, the rest matched no subscription", async () => {
     const receiver = await server();
-    const result = await replay({ mode: "actions", sharedSecret: "s3cret", subscriptions: [tracks(receiver.url), people(receiver.url)] }, ["--json"]);
+    const disabled = { ...tracks(receiver.url), name: "Off", enabled: false, settings: { url: `${receiver.url}/off` } };
+    const result = await replay({ mode: "actions", sharedSecret: "s3cret", subscriptions: [tracks(receiver.url), people(receiver.url), disabled] }, ["--json"]);
     expect(result.code, result.stderr).toBe(0);
     expect(receiver.requests.map((request) => `${request.path} ${request.body}`).sort()).toEqual([
       '/hook/a {"total":5}',
