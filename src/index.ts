@@ -24,6 +24,8 @@ export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";
 export { prepareMessage, prepareLine } from "./core/message/prepare.js";
 export type { DestinationMode, MessageStamps, PrepareOptions, PreparedMessage, PrepareResult } from "./core/message/prepare.js";
+export type { SkipKind } from "./core/message/skip.js";
+export type { FilterActionConfig, FilterConfig } from "./core/destination/filters.js";
 export type { InboundMessage } from "./core/message/schema.js";
 export { MESSAGE_TYPES, type MessageType } from "./core/message/types.js";
 export { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, DESTINATION_NAME } from "./core/message/rules.js";

@@ -4,6 +4,8 @@ import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
 import { safeParse } from "../core/schema-check.js";
 import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
+import { filtersSchema } from "./filters-schema.js";
+import type { FilterConfig } from "../core/destination/filters.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
@@ -80,6 +82,8 @@ const deliveryShape = {
   mode: z.optional(z.enum(["classic", "actions"])),
   method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
   batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_ACTIONS_BATCH_SIZE))),
+  /** Destination filters (a source's own replace the top level's): see filters-schema.ts. */
+  filters: z.optional(filtersSchema),
 };
 
 const sourceSchema = z.strictObject({
@@ -147,6 +151,12 @@ export type ParseConfigResult = { ok: true; value: WhConfig } | { ok: false; iss
 /** Validates a configuration: pure, with one `path: problem` line per issue. */
 export function parseConfig(input: unknown): ParseConfigResult {
   const parsed = safeParse(configSchema, input ?? {});
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
+}
+
+/** Validates destination filters given to the library's sender, with the config's rules. */
+export function parseFilters(input: unknown): { ok: true; value: FilterConfig[] } | { ok: false; issues: string[] } {
+  const parsed = safeParse(filtersSchema, input);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
 }
 

@@ -16,6 +16,8 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
     method: destination.method,
     batchSize: destination.batchSize,
     targets: destination.targets.map((target) => ({ url: target.url.href, headers: Object.entries(target.headers).sort(([a], [b]) => a.localeCompare(b)) })),
+    // Filters decide what is sent: a resume under other filters is another run (none: the fingerprint of before).
+    ...(destination.filters === undefined ? {} : { filters: destination.filters }),
   });
   const urls = destination.targets.map((target) => redactUrl(target.url)).join(", ");
   const how = [
@@ -23,6 +25,7 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
     destination.mode === "classic"
       ? ""
       : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`,
+    destination.filters === undefined ? "" : `filters ${sha256(JSON.stringify(destination.filters)).slice(0, 8)}`,
   ].filter(Boolean);
   const hidden: [string, string][] = destination.targets.flatMap((target) => {
     const where = destination.targets.length === 1 ? "" : ` for ${redactUrl(target.url)}`;

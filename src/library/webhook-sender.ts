@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { systemClock } from "../adapters/system-clock.js";
 import { NOT_UTF8, decodeUtf8 } from "../adapters/utf8.js";
-import { parseWebhooks } from "../config/schema.js";
+import { parseFilters, parseWebhooks } from "../config/schema.js";
+import { loadEventFilter } from "../adapters/tsub.js";
+import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
+import type { SkipKind } from "../core/message/skip.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
 import type { Destination } from "../config/resolve.js";
 import { withAnySignal } from "../core/any-signal.js";
@@ -40,6 +43,11 @@ export interface WebhookSenderSettings {
   clock?: Clock | undefined;
   /** The messageId of a message without one: a random UUID unless given. */
   newId?: (() => string) | undefined;
+  /**
+   * Destination filters, as Segment's Public API returns them (`{ if, actions, enabled, title }`),
+   * applied to each message object before it is shaped; none by default. Raw bodies are not filtered.
+   */
+  filters?: readonly FilterConfig[] | undefined;
 }
 
 /** One attempt's answer or error, and how long the sender then waited before the next. */
@@ -53,9 +61,11 @@ export interface AttemptRecord {
 
 /** A DeliveryReport, with every attempt, and what was sent. */
 export interface SendReport extends Omit<DeliveryReport, "outcome"> {
-  /** skipped: the message's `integrations` turn the Webhooks destination off (or actions mode never sends its type). */
+  /** skipped: the message's `integrations` turn the Webhooks destination off (or actions mode never sends its type), or a filter dropped it. */
   outcome: DeliveryReport["outcome"] | "skipped";
   skipReason?: string | undefined;
+  /** Set when skipped: integrations, filtered (skipReason names the filter) or unmatched. */
+  skipKind?: SkipKind | undefined;
   messageId: string | undefined;
   /** The exact bytes sent (and signed, unless an Actions batch: its first event). */
   body: string;
@@ -82,6 +92,7 @@ export interface WebhookSender {
 /** The CLI's delivery engine behind one call: validation, signing, Segment's retry rules, --ca and proxies. */
 export async function createWebhookSender(settings: WebhookSenderSettings): Promise<WebhookSender> {
   const destination = destinationOf(settings);
+  const filter = await loadEventFilter(filtersOf(settings));
   const clock = settings.clock ?? systemClock;
   const stamps = clockStamps(clock, settings.newId ?? randomUUID);
   const deliverer = await createDeliverer(
@@ -99,7 +110,7 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   const closing = new AbortController();
   return {
     async send(message, options = {}) {
-      const request = requestOf(message, destination.mode, stamps);
+      const request = requestOf(message, destination.mode, stamps, filter);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
       const signals = options.signal === undefined ? [closing.signal] : [options.signal, closing.signal];
@@ -150,6 +161,17 @@ function destinationOf(settings: WebhookSenderSettings): Destination {
   };
 }
 
+function filtersOf(settings: WebhookSenderSettings): FilterConfig[] | undefined {
+  if (settings.filters === undefined) return undefined;
+  const checked = parseFilters(settings.filters);
+  if (!checked.ok)
+    throw new ConfigError(
+      checked.issues.map((issue) => `filters${issue}`),
+      { source: "the sender's settings" },
+    );
+  return checked.value;
+}
+
 /** A number setting: absent, or a number at least `min`. */
 function atLeast(name: string, value: number | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
@@ -164,24 +186,30 @@ interface Outgoing {
   signedText?: string | undefined;
   messageId: string | undefined;
   skipReason?: string | undefined;
+  skipKind?: SkipKind | undefined;
 }
 
-function requestOf(message: Record<string, unknown> | string | Uint8Array, mode: DestinationMode, stamps: ReturnType<typeof clockStamps>): Outgoing {
+function requestOf(
+  message: Record<string, unknown> | string | Uint8Array,
+  mode: DestinationMode,
+  stamps: ReturnType<typeof clockStamps>,
+  filter: EventFilter | undefined,
+): Outgoing {
   if (typeof message === "string" || message instanceof Uint8Array) {
     const body = typeof message === "string" ? message : decodeUtf8(Buffer.from(message.buffer, message.byteOffset, message.byteLength));
     if (body === undefined) throw new InputError(`the body is ${NOT_UTF8}`);
     const first = mode === "actions" ? batchEvents(body)?.[0] : undefined;
     return { body, signedText: first === undefined ? undefined : JSON.stringify(first), messageId: undefined };
   }
-  const prepared = prepareMessage(message, stamps, { mode });
+  const prepared = prepareMessage(message, stamps, { mode, filter });
   if (!prepared.ok) throw new InputError(`invalid message: ${prepared.error}`, { hint: "nothing was sent" });
-  const { body, messageId, enabled, skipReason } = prepared.message;
-  return { body, messageId, skipReason: enabled ? undefined : skipReason };
+  const { body, messageId, enabled, skipReason, skipKind } = prepared.message;
+  return enabled ? { body, messageId } : { body, messageId, skipReason, skipKind };
 }
 
 function skipped(request: Outgoing): SendReport {
-  const { body, messageId, skipReason } = request;
-  return { outcome: "skipped", skipReason, messageId, body, deliveredTo: undefined, attempts: 0, durationMs: 0, targets: [], history: [] };
+  const { body, messageId, skipReason, skipKind } = request;
+  return { outcome: "skipped", skipReason, skipKind, messageId, body, deliveredTo: undefined, attempts: 0, durationMs: 0, targets: [], history: [] };
 }
 
 function record(history: AttemptRecord[], event: DeliveryEvent): void {

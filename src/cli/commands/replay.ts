@@ -43,7 +43,7 @@ export async function runReplay(
   const resume = flags.resume === true;
   const shard = flags.shard;
   const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd);
-  const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true };
+  const prepareOptions = { mode: destination.mode, exactBytes: flags.exactBytes === true, filter: destination.filter };
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given, replayFlags)}`;

@@ -4,6 +4,7 @@ import { resolveDeliverySettings, type Destination } from "../../config/resolve.
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject } from "../../core/message/parse-json.js";
+import type { EventFilter } from "../../core/destination/filters.js";
 import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { stringFieldPaths } from "../../core/message/schema.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
@@ -38,33 +39,33 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const now = taken.now();
   const messageId = taken.newId();
   const stamps = { now: () => now, newId: () => messageId };
-  const prepare = (mode: DestinationMode): PreparedMessage => {
-    const prepared = prepareMessage(input, stamps, { mode });
+  const prepare = (mode: DestinationMode, filter?: EventFilter): PreparedMessage => {
+    const prepared = prepareMessage(input, stamps, { mode, filter });
     if (!prepared.ok) throw new UsageError(`invalid ${type} message: ${prepared.error}`, { hint: "nothing was sent" });
     return prepared.message;
   };
   const message = prepare("classic");
   const output = new Output(io, globals);
   if (!message.enabled) {
-    output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", reason: "integrations" });
+    output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", skip: "integrations", reason: "integrations" });
     output.result(`${output.out.yellow("skipped")} ${type}: ${message.skipReason}; nothing was sent`);
     return 0;
   }
   const retryWindow = flags.retryWindow ?? (io.stderr.isTTY === true ? TERMINAL_RETRY_WINDOW_MS : undefined);
   const settings = await resolveDeliverySettings({ ...flags, retryWindow }, io.env, io.cwd, type === "delete" ? "all-enabled" : "one");
   noteUnsigned(output, settings.destinations);
-  // A delete's fan-out skips the sources in actions mode: the Actions webhook never sends delete.
+  // A delete's fan-out skips the sources in actions mode (the Actions webhook never sends delete), and a destination's filters may drop it.
   const sending = settings.destinations.filter((destination) => {
-    const { enabled, skipReason } = prepare(destination.mode);
+    const { enabled, skipReason, skipKind } = prepare(destination.mode, destination.filter);
     if (enabled) return true;
-    output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", reason: skipReason ?? null });
+    output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", skip: skipKind ?? null, reason: skipReason ?? null });
     output.result(
       `${output.out.yellow("skipped")} ${type}${destination.source === undefined ? "" : ` (source ${destination.source})`}: ${skipReason}; nothing was sent`,
     );
     return false;
   });
   if (flags.dryRun === true) {
-    for (const destination of sending) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
+    for (const destination of sending) printDryRun(output, prepare(destination.mode, destination.filter), destination, sourceField(destination));
     return 0;
   }
   // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
@@ -75,7 +76,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     const reports = await Promise.all(
       sending.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
-        const shaped = prepare(destination.mode);
+        const shaped = prepare(destination.mode, destination.filter);
         const report = await deliverer.deliver(shaped.body, destination, {
           signal: io.signal,
           onEvent: (event) => {

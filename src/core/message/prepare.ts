@@ -6,6 +6,9 @@ import { asDeadLetterRecord } from "../dead-letter.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
+import type { EventFilter } from "../destination/filters.js";
+import { filterMessage, stampedOnce } from "./filter-message.js";
+import type { SkipKind } from "./skip.js";
 
 /** Where a message gets what it does not carry: the time and a fresh messageId. */
 export interface MessageStamps {
@@ -26,6 +29,8 @@ export interface PrepareOptions {
    * as Segment's tracking API), and what the pipeline added cannot make it refused afterwards.
    */
   checkSize?: boolean | undefined;
+  /** The destination's filters (Destination.filter), applied to the event before it is shaped. */
+  filter?: EventFilter | undefined;
 }
 
 /** A message ready for the wire: the exact body bytes are decided here, once. */
@@ -40,6 +45,8 @@ export interface PreparedMessage {
   enabled: boolean;
   /** Why it is not sent: set whenever `enabled` is false. */
   skipReason?: string | undefined;
+  /** What kind of reason that is: set whenever `enabled` is false. */
+  skipKind?: SkipKind | undefined;
   /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
   dropped?: readonly string[] | undefined;
 }
@@ -78,7 +85,13 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
 }
 
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
-  const result = prepareShape(value, exact, stamps, options);
+  const { filter } = options;
+  const once = filter === undefined ? stamps : stampedOnce(stamps);
+  const shaped = prepareShape(value, exact, once, options);
+  const result =
+    filter === undefined || !shaped.ok || !shaped.message.enabled
+      ? shaped
+      : filterMessage(filter, value as object, shaped.message, (event) => prepareShape(event, undefined, once, options));
   if (!result.ok || options.checkSize === false) return result;
   const bytes = Buffer.byteLength(result.message.body);
   return bytes > MAX_MESSAGE_BYTES ? { ok: false, kind: "too-large", error: sizeError(bytes) } : result;
@@ -157,7 +170,7 @@ function prepareActions(value: unknown, exact: string | undefined, stamps: Messa
   const result = finish(message.type, exact ?? JSON.stringify(filled), message, (filled.messageId as string | null | undefined) ?? undefined, []);
   // The webhook destination has no onDelete (webhook/index.ts): Segment never sends it a delete.
   if (!result.ok || message.type !== "delete") return result;
-  return { ok: true, message: { ...result.message, enabled: false, skipReason: "the Actions webhook never sends delete" } };
+  return { ok: true, message: { ...result.message, enabled: false, skipKind: "integrations", skipReason: "the Actions webhook never sends delete" } };
 }
 
 /** A classic alias's literal keys as the event holds them (camelCase). */
@@ -254,7 +267,7 @@ function finish(
       messageId,
       ...(isDestinationEnabled(identity.integrations)
         ? { enabled: true }
-        : { enabled: false, skipReason: "its integrations turn the Webhooks destination off" }),
+        : { enabled: false, skipKind: "integrations" as const, skipReason: "its integrations turn the Webhooks destination off" }),
       ...(dropped.length === 0 ? {} : { dropped }),
     },
   };

@@ -114,7 +114,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const ids = new Set<string>();
     let duplicates = 0;
     for (const { index, event } of expanded.events) {
-      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, checkSize: false });
+      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, checkSize: false, filter: source.destination.filter });
       const messageId = event.messageId as string;
       if (!prepared.ok) {
         rejected.push(
