@@ -4,9 +4,10 @@ import { createHash } from "node:crypto";
  * A sample on a field (`path`): the same events every time, and a sample at 30% a subset of one at
  * 60%. This is @segment/tsub's sampleConsistentPercent (transformers.ts, after segmentio/sampler's
  * sampler.go): the MD5 of the field's JSON made a number in [0, 1) by Campbell's random_real, kept
- * when below `percent`. tsub 2.0.1 itself cannot be used for it: its MD5 (tiny-hashes) returns hex
- * text where it reads bytes, so every event is kept whatever the percent; here the digest is bytes,
- * as in the Go original, and a test holds this to tsub's own code given bytes.
+ * when below `percent`. tsub 2.0.1's own keeps every event whatever the percent: its MD5
+ * (tiny-hashes) returns hex text where it reads bytes, its refill after leading zeros takes 64 - n
+ * bits where the Go shift takes n, and the @stdlib ldexp 0.0.5 installed with it answers 0 for
+ * ldexp(2^63, -64). Here the digest is bytes and the arithmetic the Go original's.
  */
 export function keptBySample(value: unknown, percent: number): boolean {
   if (percent <= 0) return false;
