@@ -149,9 +149,10 @@ function carriedByClassic(type: MessageType, key: string): boolean {
  * Segment's Webhooks (Actions) destination with its default mapping (`data: { '@path': '$.' }`,
  * action-destinations webhook/send/index.ts): the whole event as Segment holds it. Fields are kept
  * as the event has them, timestamps with their own offsets; only what every event Segment holds
- * has is filled in when missing (messageId, timestamp and receivedAt, context, integrations):
- * sentAt and originalTimestamp are the client's, never invented. An alias keeps camelCase
- * previousId and userId. With exact bytes, the line goes as it is.
+ * has is filled in when missing (messageId, timestamp and receivedAt, context): sentAt and
+ * originalTimestamp are the client's, never invented, and so is `integrations` (an event holds
+ * it only when its client sent it: the webhook run by actions-core's createTestIntegration sends
+ * none). An alias keeps camelCase previousId and userId. With exact bytes, the line goes as it is.
  */
 function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
   const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
@@ -165,7 +166,6 @@ function prepareActions(value: unknown, exact: string | undefined, stamps: Messa
     filled.timestamp ??= now;
     filled.receivedAt ??= now;
     filled.context ??= {};
-    filled.integrations ??= {};
   }
   const result = finish(message.type, exact ?? JSON.stringify(filled), message, (filled.messageId as string | null | undefined) ?? undefined, []);
   // The webhook destination has no onDelete (webhook/index.ts): Segment never sends it a delete.
