@@ -3,7 +3,7 @@ import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookT
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";
-import { USER_AGENT } from "../version.js";
+import { destinationUserAgent } from "../version.js";
 import type { Output } from "./render.js";
 
 /**
@@ -12,7 +12,7 @@ import type { Output } from "./render.js";
  */
 export function printDryRun(output: Output, request: DryRunRequest, destination: Destination, context: Record<string, unknown> = {}): void {
   const { body } = request;
-  const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret);
+  const headers = buildRequestHeaders(request.signedText ?? body, destinationUserAgent(destination.mode), destination.sharedSecret);
   const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
@@ -60,7 +60,8 @@ export function renderVerboseEvent(output: Output, label: string, body: string, 
   const c = output.err;
   if (event.type === "attempt") {
     const target = destination.targets.find((each) => redactUrl(each.url) === event.url);
-    const headers = target === undefined ? {} : headersShown(buildRequestHeaders(body, USER_AGENT, destination.sharedSecret), target);
+    const headers =
+      target === undefined ? {} : headersShown(buildRequestHeaders(body, destinationUserAgent(destination.mode), destination.sharedSecret), target);
     output.log(
       `${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(
         Object.entries(headers)

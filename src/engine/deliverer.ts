@@ -5,7 +5,7 @@ import type { Destination, DeliverySettings } from "../config/resolve.js";
 import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
 import type { Clock } from "../core/clock.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
-import { USER_AGENT } from "../version.js";
+import { destinationUserAgent } from "../version.js";
 import { AttemptsInFlight, type InFlight } from "./attempts-in-flight.js";
 import { RetryWaits, type WaitReason } from "./retry-waits.js";
 
@@ -85,7 +85,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         clock,
         policy: { ...policy, statuses: destination.mode },
         timeoutMs: destination.timeoutMs,
-        userAgent: USER_AGENT,
+        userAgent: destinationUserAgent(destination.mode),
         sharedSecret: destination.sharedSecret,
         method: destination.method,
         signedText: options.signedText,

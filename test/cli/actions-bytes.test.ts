@@ -52,5 +52,7 @@ describe("actions mode against a capture of Segment's own webhook", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(capture?.headers["user-agent"]).toBe("Segment (Actions)");
     expect(receiver.requests[0]?.headers["user-agent"]).toBe(capture?.headers["user-agent"]);
+    const dryRun = await replayActions(JSON.stringify(EVENT), receiver.url, ["--dry-run"]);
+    expect(dryRun.stdout).toContain("User-Agent: Segment (Actions)");
   });
 });
