@@ -1,5 +1,9 @@
+import { createRequire } from "node:module";
 import { createTestIntegration } from "@segment/actions-core";
-import webhook from "@segment/action-destinations/dist/destinations/webhook/index.js";
+
+/** The destination as its own CommonJS module exports it (`exports.default`). */
+type WebhookModule = typeof import("@segment/action-destinations/dist/destinations/webhook/index.js");
+const webhook = (createRequire(import.meta.url)("@segment/action-destinations/dist/destinations/webhook/index.js") as WebhookModule).default;
 
 /**
  * Segment's own Webhooks (Actions) destination (action-destinations destinations/webhook) run by
