@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.js";
 import type { DestinationMode } from "./message/prepare.js";
+import { MAX_REDIRECTS, redirectedRequest, type RedirectableRequest } from "./redirect.js";
 import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
@@ -26,12 +27,12 @@ export function destinationTimeoutMs(mode: DestinationMode): number {
  * body is sent as its UTF-8 bytes, the same bytes the signature was computed over.
  */
 export interface HttpTransport {
-  /** Sends the body with `method` (default POST). */
+  /** Sends the body with `method` (default POST; GET, with an empty body, only after a redirect that asks for it). */
   post(
     url: URL,
     headers: Record<string, string>,
     body: string | Uint8Array,
-    options: { signal: AbortSignal; timeoutMs: number; method?: "POST" | "PUT" | "PATCH" | undefined },
+    options: { signal: AbortSignal; timeoutMs: number; method?: "GET" | "POST" | "PUT" | "PATCH" | undefined },
   ): Promise<TransportResult>;
 }
 
@@ -70,6 +71,8 @@ export interface DeliveryOptions {
   sharedSecret?: string | undefined;
   /** POST (default), PUT or PATCH. */
   method?: "POST" | "PUT" | "PATCH" | undefined;
+  /** Follow redirects as Segment's Actions destinations do (core/redirect.ts); otherwise a 3xx is the answer. */
+  followRedirects?: boolean | undefined;
   /**
    * What X-Signature is computed over, when not the body: the first event of an Actions batch,
    * as Segment signs batches.
@@ -176,11 +179,13 @@ async function deliverToTarget(
     onEvent?.({ type: "attempt", url, attempt: report.attempts });
     const sentAtMs = clock.now();
     const attempt = options.perAttempt?.(report.attempts);
-    const outcome = await options.transport.post(target.url, attempt === undefined ? headers : { ...headers, ...attempt.headers }, attempt?.body ?? body, {
-      signal,
-      timeoutMs: options.timeoutMs,
-      method: options.method,
-    });
+    const request = {
+      url: target.url,
+      method: options.method ?? "POST",
+      headers: attempt === undefined ? headers : { ...headers, ...attempt.headers },
+      body: attempt?.body ?? body,
+    };
+    const outcome = await postOnce(request, options, signal);
     if (outcome.kind === "error" && outcome.code === "aborted") return report;
     report.last = outcome;
     const nowMs = clock.now();
@@ -205,6 +210,31 @@ async function deliverToTarget(
     await clock.sleep(decision.delayMs, signal);
   }
   return report;
+}
+
+/**
+ * One attempt: the request and, when redirects are followed, the requests they ask for, all
+ * within the one timeout (actions-core's request client times the whole fetch, redirects
+ * included). Past MAX_REDIRECTS the attempt fails as node-fetch's does.
+ */
+async function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  const { transport, timeoutMs, clock } = options;
+  const post = (request: RedirectableRequest, ms: number): Promise<AttemptOutcome> =>
+    transport.post(request.url, request.headers, request.body, { signal, timeoutMs: ms, method: request.method });
+  const startedAtMs = clock.now();
+  const outcome = await post(first, timeoutMs);
+  if (options.followRedirects !== true) return outcome;
+  let last = outcome;
+  let request = first;
+  for (let followed = 0; ; followed += 1) {
+    const next = redirectedRequest(request, last);
+    if (next === undefined) return last;
+    if (followed === MAX_REDIRECTS) return { kind: "error", code: "other", message: `more than ${MAX_REDIRECTS} redirects` };
+    const leftMs = timeoutMs - (clock.now() - startedAtMs);
+    if (leftMs <= 0) return { kind: "error", code: "timeout", message: `no response within ${timeoutMs}ms, redirects included` };
+    request = next;
+    last = await post(request, leftMs);
+  }
 }
 
 /**

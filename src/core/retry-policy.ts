@@ -8,7 +8,7 @@ export type AttemptOutcome =
       retryAfter?: string | undefined;
       /** The start of the answer's body (at most 1 KB, as text), kept for answers that are not 2xx. */
       body?: string | undefined;
-      /** A redirect's Location (redirects are not followed). */
+      /** A redirect's Location (followed only in actions mode: core/redirect.ts). */
       location?: string | undefined;
     }
   | { kind: "error"; code: TransportErrorCode; message: string };
@@ -49,7 +49,7 @@ export type Classification = "success" | "retryable" | "final";
 /**
  * 2xx succeeds. Retried: timeouts, connection errors, 408, 429 and 5xx but 501 and 505 (classic).
  * Segment's Actions destinations retry 408, 423, 429 and every 5xx but 501 (actions-core
- * errors.ts, RetryableStatusCodes). Final: other 4xx, 3xx (redirects are not followed), TLS and
+ * errors.ts, RetryableStatusCodes). Final: other 4xx, 3xx (a redirect not followed), TLS and
  * other errors.
  */
 export function classifyOutcome(outcome: AttemptOutcome, statuses: RetryStatuses = "classic"): Classification {

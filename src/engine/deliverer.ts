@@ -88,6 +88,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         userAgent: destinationUserAgent(destination.mode),
         sharedSecret: destination.sharedSecret,
         method: destination.method,
+        followRedirects: destination.mode === "actions",
         signedText: options.signedText,
         signal: options.signal,
         onEvent:

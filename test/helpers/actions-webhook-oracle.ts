@@ -11,12 +11,12 @@ const webhook = (createRequire(import.meta.url)("@segment/action-destinations/di
  * `user-agent: Segment (Actions)`, its redirects) posting to a real URL. What it sends is the
  * capture wh's actions mode is held to.
  */
-export async function sendLikeSegment(url: string, event: Record<string, unknown>, sharedSecret?: string): Promise<void> {
+export async function sendLikeSegment(url: string, event: Record<string, unknown>, sharedSecret?: string, headers?: Record<string, string>): Promise<void> {
   const integration = createTestIntegration(webhook);
   await integration.testAction("send", {
     event,
     settings: sharedSecret === undefined ? {} : { sharedSecret },
     // The Send action's defaults, as a new subscription has them (webhook/send/index.ts).
-    mapping: { url, method: "POST", data: { "@path": "$." } },
+    mapping: { url, method: "POST", data: { "@path": "$." }, ...(headers === undefined ? {} : { headers }) },
   });
 }
