@@ -47,16 +47,20 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export type Classification = "success" | "retryable" | "final";
 
 /**
- * 2xx succeeds. Retried: timeouts, connection errors, 408, 429 and 5xx but 501 and 505 (classic).
- * Segment's Actions destinations retry 408, 423, 429 and every 5xx but 501 (actions-core
- * errors.ts, RetryableStatusCodes). Final: other 4xx, 3xx (a redirect not followed), TLS and
+ * 2xx succeeds. Retried: timeouts, connection errors, 408, 410, 429, 460 and 5xx but 501 and 505
+ * (classic). How Segment's classic pipeline retries a destination is not published; the 4xx it
+ * retries are those of Segment's own retry rule as its libraries publish it (analytics-node 3.1.0
+ * plugins/segmentio/publisher.ts: "4xx are non-retriable except a specific allowlist", 408, 410,
+ * 429, 460; 460 is an AWS load balancer's "client closed the connection"). Segment's Actions
+ * destinations retry 408, 423, 429 and every 5xx but 501 (actions-core errors.ts,
+ * RetryableStatusCodes). Final: other 4xx, 3xx (a redirect not followed), TLS and
  * other errors.
  */
 export function classifyOutcome(outcome: AttemptOutcome, statuses: RetryStatuses = "classic"): Classification {
   if (outcome.kind === "error") return outcome.code === "timeout" || outcome.code === "connection" ? "retryable" : "final";
   const { status } = outcome;
   if (status >= 200 && status < 300) return "success";
-  if (status === 408 || status === 429 || (statuses === "actions" && status === 423)) return "retryable";
+  if (status === 408 || status === 429 || (statuses === "actions" ? status === 423 : status === 410 || status === 460)) return "retryable";
   if (status >= 500 && status !== 501 && (statuses === "actions" || status !== 505)) return "retryable";
   return "final";
 }
