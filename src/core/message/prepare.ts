@@ -25,10 +25,12 @@ export interface PrepareOptions {
   /** Send a line that is already in the outbound shape as its own bytes, not re-serialised. */
   exactBytes?: boolean | undefined;
   /**
-   * False for an event wh serve accepted: its size was checked as the client sent it (32 KiB,
-   * as Segment's tracking API), and what the pipeline added cannot make it refused afterwards.
+   * True for an event wh serve accepted, judged as Segment's tracking API judges it: its size as
+   * the client sent it (32 KiB), its fields as the API takes them (a page's properties.url need
+   * not be a string). The seed's rules for what a caller writes (32,000 bytes of outbound body,
+   * the typed page and screen fields) do not refuse it afterwards.
    */
-  checkSize?: boolean | undefined;
+  fromTrackingApi?: boolean | undefined;
   /** The destination's filters (Destination.filter), applied to the event before it is shaped. */
   filter?: EventFilter | undefined;
 }
@@ -92,15 +94,16 @@ function prepareValue(value: unknown, exact: string | undefined, stamps: Message
     filter === undefined || !shaped.ok || !shaped.message.enabled
       ? shaped
       : filterMessage(filter, value as object, shaped.message, (event) => prepareShape(event, undefined, once, options));
-  if (!result.ok || options.checkSize === false) return result;
+  if (!result.ok || options.fromTrackingApi === true) return result;
   const bytes = Buffer.byteLength(result.message.body);
   return bytes > MAX_MESSAGE_BYTES ? { ok: false, kind: "too-large", error: sizeError(bytes) } : result;
 }
 
 function prepareShape(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
-  if (options.mode === "actions") return prepareActions(value, exact, stamps);
+  const seedShapes = options.fromTrackingApi !== true;
+  if (options.mode === "actions") return prepareActions(value, exact, stamps, seedShapes);
   if (isClassicOutbound(value)) return prepareOutbound(value, exact ?? JSON.stringify(value));
-  const checked = checkEvent(value, stamps);
+  const checked = checkEvent(value, stamps, seedShapes);
   if (!checked.ok) return checked;
   const { message, timestamp } = checked;
   const outbound = buildOutbound(message, timestamp, stamps);
@@ -154,9 +157,9 @@ function carriedByClassic(type: MessageType, key: string): boolean {
  * it only when its client sent it: the webhook run by actions-core's createTestIntegration sends
  * none). An alias keeps camelCase previousId and userId. With exact bytes, the line goes as it is.
  */
-function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
+function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps, seedShapes: boolean): PrepareResult {
   const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
-  const checked = checkEvent(event, stamps);
+  const checked = checkEvent(event, stamps, seedShapes);
   if (!checked.ok) return checked;
   const { message } = checked;
   const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
@@ -180,12 +183,15 @@ function fromClassicAlias(value: Record<string, unknown>): Record<string, unknow
   return { ...rest, previousId, userId };
 }
 
-/** The schema, the seed's rules and the timestamp (normalised, or now): what every event must pass. */
-function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
+/**
+ * The schema, the seed's rules and the timestamp (normalised, or now): what every event must
+ * pass; the seed's typed page and screen fields only with `seedShapes`.
+ */
+function checkEvent(value: unknown, stamps: MessageStamps, seedShapes: boolean): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
   const parsed = parseInboundMessage(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
-  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
+  const problem = checkRequiredFields(message) ?? (seedShapes ? checkShape(message.type, message.properties, message.context) : undefined);
   if (problem !== undefined) return invalid(problem);
   const timestamp = message.timestamp == null ? stamps.now().toISOString() : normalizeTimestamp(message.timestamp);
   if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
