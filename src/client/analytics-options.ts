@@ -49,6 +49,11 @@ export interface AnalyticsOptions {
   clock?: Clock | undefined;
   /** Aborting stops every batch in flight, its retries included: those batches emit "aborted". */
   signal?: AbortSignal | undefined;
+  /**
+   * Keep the `context.library` a message names (wh ingest relays what other libraries recorded);
+   * by default wh's replaces it, as analytics-node's own does.
+   */
+  keepOwnLibrary?: boolean | undefined;
 }
 
 /** The options checked, with their defaults filled in. */
@@ -65,6 +70,7 @@ export interface AnalyticsSettings {
   /** The transport the client made (none given), closed with the client. */
   ownTransport: ClosableTransport | undefined;
   log: ((line: string) => void) | undefined;
+  keepOwnLibrary: boolean;
 }
 
 const DEFAULT_FLUSH_AT = 20;
@@ -95,6 +101,7 @@ export function resolveAnalyticsOptions(options: AnalyticsOptions): AnalyticsSet
     transport: options.transport ?? (ownTransport as ClosableTransport),
     ownTransport,
     log: debug ? (options.logger ?? ((line) => process.stderr.write(`${line}\n`))) : undefined,
+    keepOwnLibrary: options.keepOwnLibrary === true,
   };
 }
 

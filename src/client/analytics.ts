@@ -99,7 +99,12 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   enqueue(type: string, fields: object, callback?: Callback): QueuedMessage {
     if (this.closed) throw new AnalyticsError("E_CLOSED", "the client is closed (or closing): the message was not queued");
     const input = { ...fields, type, ...("timestamp" in fields && fields.timestamp instanceof Date ? { timestamp: fields.timestamp.toISOString() } : {}) };
-    const built = buildIngestMessage(input, { now: () => new Date(this.settings.clock.now()), newId: randomUUID }, { name: "wh", version: VERSION });
+    const built = buildIngestMessage(
+      input,
+      { now: () => new Date(this.settings.clock.now()), newId: randomUUID },
+      { name: "wh", version: VERSION },
+      this.settings.keepOwnLibrary,
+    );
     if (!built.ok) throw new AnalyticsError(built.code, built.error);
     const message: QueuedMessage = { type: built.type, messageId: built.messageId };
     if (!fitsInBatch(this.queue.length, this.queueBytes, built.bytes)) this.flushQueue("the next message would pass 500 KB");

@@ -20,9 +20,11 @@ export interface LibraryInfo {
 /**
  * Validates a Segment-spec message with the same schema and rules as the destination side and
  * serialises it once, in the ingestion API's own shape: the input's fields, plus a messageId and
- * a timestamp when it has none, and `context.library` naming the sending library.
+ * a timestamp when it has none, and `context.library` naming the sending library (as
+ * analytics-node's own sets it over the caller's), or with `keepOwnLibrary` only when the
+ * message names none: a relay of what other libraries recorded (wh ingest) keeps their names.
  */
-export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
+export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo, keepOwnLibrary = false): IngestMessageResult {
   const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
   if (type === "delete")
     return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
@@ -44,7 +46,8 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
     timestamp = normalized;
   }
   const messageId = message.messageId ?? stamps.newId();
-  const out = { ...message, context: { ...message.context, library }, messageId, timestamp };
+  const own = keepOwnLibrary ? message.context?.library : undefined;
+  const out = { ...message, context: { ...message.context, library: own ?? library }, messageId, timestamp };
   const json = JSON.stringify(out);
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_MESSAGE_BYTES) return { ok: false, code: "E_MESSAGE_TOO_LARGE", error: sizeError(bytes) };
