@@ -1,5 +1,14 @@
 import { parseJson } from "./message/parse-json.js";
-import { batchEvents, verifySignature } from "./sign.js";
+import { batchEvents, SIGNATURE_HEADER, verifySignature } from "./sign.js";
+
+/**
+ * Why a request's signature was refused: missing, or what most likely went wrong. One text for
+ * every place that shows it (wh listen's line and --json record, its inspector page, wh verify
+ * --capture), so that none says less than another.
+ */
+export function refusalReason(secret: string, body: Uint8Array, signature: string | undefined): string {
+  return signature === undefined ? `no ${SIGNATURE_HEADER} header` : explainMismatch(secret, body, signature);
+}
 
 /**
  * Says what most likely went wrong when a signature does not match a body, by trying the

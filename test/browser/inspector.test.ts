@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, makeTempDir } from "../cli/run-wh.js";
+import { hmacHex, lines, makeTempDir } from "../cli/run-wh.js";
 import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
@@ -35,7 +35,7 @@ const rows = (page: Page) => page.locator("[data-testid=rows] [data-testid=row]"
 describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", () => {
   it("shows each request live with its verdict; opens, filters, resends, copies; and shows hostile text as text", async () => {
     const other = await receiver();
-    const { listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
+    const { wh, listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
     const { page, dialogs } = await open(inspector);
 
     const signed = '{"version":1,"type":"track","userId":"u1","event":"Order Completed","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
@@ -58,6 +58,9 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     // Open the forged one: the --explain reason, its headers, its body pretty and raw.
     await rows(page).nth(2).click();
     await expect.poll(() => page.getByTestId("detail-verdict").textContent()).toContain("a trailing newline");
+    // The reason wh listen's own line gives (its --json record here), word for word.
+    const refused = lines(wh.stdout()).map((line) => JSON.parse(line) as { signature?: string; reason?: string });
+    expect(await page.getByTestId("detail-verdict").textContent()).toBe(`invalid: ${refused.find((record) => record.signature === "invalid")?.reason}`);
     expect(await page.getByTestId("detail-headers").textContent()).toContain("x-signature");
     expect(await page.getByTestId("detail-body").textContent()).toContain('"name": "Home"');
     await page.getByTestId("toggle-raw").click();
