@@ -25,7 +25,7 @@ export interface RetryPolicy {
   baseMs: number;
   /** Largest backoff ceiling. Default 10 min. */
   capMs: number;
-  /** No attempt starts later than this after the first. Default 4 h. */
+  /** No attempt starts later than this after the first; the last wait is cut to end then. Default 4 h. */
   windowMs: number;
   /** Attempts at most, counting the first. Default unlimited (the window decides). */
   maxAttempts: number;
@@ -110,14 +110,14 @@ export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecisi
   if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };
   const askedMs = input.outcome.kind === "response" ? parseRetryAfterMs(input.outcome.retryAfter, input.nowMs) : undefined;
   const retryAfterMs = askedMs === undefined || policy.maxRetryAfterMs === undefined ? askedMs : Math.min(askedMs, policy.maxRetryAfterMs);
-  // The backoff is a floor under Retry-After: "0" or a date in the past cannot make a storm.
+  const leftMs = policy.windowMs - (input.nowMs - input.firstAttemptAtMs);
+  // The receiver asked not to be tried before then: trying sooner, at the window's end, would not honour it.
+  if (retryAfterMs !== undefined && retryAfterMs > leftMs)
+    return { action: "give-up", reason: `Retry-After asks to wait ${formatDurationMs(retryAfterMs)}, past the end of the retry window` };
+  if (leftMs <= 0) return { action: "give-up", reason: "retry window closed" };
+  // The backoff is a floor under Retry-After: "0" or a date in the past cannot make a storm. A wait
+  // that would pass the window's end is cut to it: retries go on until the window closes, as
+  // "retrying until 14:05:00" says, with a last attempt then, not up to 10 min before.
   const delayMs = Math.max(retryAfterMs ?? 0, backoffMs(input.attempt, input.random, policy));
-  if (input.nowMs + delayMs - input.firstAttemptAtMs > policy.windowMs) {
-    const asked = retryAfterMs !== undefined && retryAfterMs === delayMs;
-    return {
-      action: "give-up",
-      reason: asked ? `Retry-After asks to wait ${formatDurationMs(retryAfterMs)}, past the end of the retry window` : "retry window closed",
-    };
-  }
-  return { action: "retry", delayMs };
+  return { action: "retry", delayMs: Math.min(delayMs, leftMs) };
 }

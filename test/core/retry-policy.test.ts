@@ -144,10 +144,31 @@ describe("decideRetry", () => {
     ["T56", "Retry-After on a final status changes nothing", input(response(404, "7")), DEFAULT_RETRY_POLICY, { action: "done", classification: "final" }],
     [
       "T57",
-      "a retry that would start after the window gives up",
+      "a wait that would end after the window is cut to the window's end: a last attempt as it closes",
       input(response(503), { nowMs: NOW + 4 * HOUR - 499 }),
       DEFAULT_RETRY_POLICY,
+      { action: "retry", delayMs: 499 },
+    ],
+    [
+      "T57b",
+      "an attempt that ends as the window closes, or after, gives up",
+      input(response(503), { nowMs: NOW + 4 * HOUR }),
+      DEFAULT_RETRY_POLICY,
       { action: "give-up", reason: "retry window closed" },
+    ],
+    [
+      "T57c",
+      "a Retry-After within the window, under a backoff past it, waits to the window's end",
+      input(response(503, "10"), { attempt: 20, nowMs: NOW + 4 * HOUR - 60_000 }),
+      DEFAULT_RETRY_POLICY,
+      { action: "retry", delayMs: 60_000 },
+    ],
+    [
+      "T57d",
+      "a Retry-After a second past the window's end gives up: trying sooner would not honour it",
+      input(response(503, "61"), { nowMs: NOW + 4 * HOUR - 60_000 }),
+      DEFAULT_RETRY_POLICY,
+      { action: "give-up", reason: "Retry-After asks to wait 1m 1s, past the end of the retry window" },
     ],
     [
       "T58",
