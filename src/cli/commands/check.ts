@@ -64,7 +64,14 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
   try {
     output.result(`wh check ${shown} (${mode} mode)\n`);
     const startedAt = performance.now();
-    const results = await sendCases(cases, { url, transport, timeoutMs, signal: io.signal, onResult: (result) => renderCaseResult(output, result) });
+    const results = await sendCases(cases, {
+      url,
+      transport,
+      timeoutMs,
+      concurrency: settings.concurrency,
+      signal: io.signal,
+      onResult: (result) => renderCaseResult(output, result),
+    });
     if (io.signal.aborted) {
       output.warn(`interrupted after ${results.length} of ${cases.length} cases${junit === undefined ? "" : `; ${flags.junit} was not written`}`);
       return 130;
