@@ -46,8 +46,18 @@ export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
 export { VERSION, USER_AGENT } from "./version.js";
 export { createWebhookSender } from "./library/webhook-sender.js";
 export type { AttemptRecord, SendOptions, SendReport, WebhookSender, WebhookSenderSettings, WebhookUrl } from "./library/webhook-sender.js";
-export { verifyRequest, webhookOf, DEFAULT_MAX_BODY_BYTES } from "./receiver/verify-request.js";
-export type { RejectReason, RequestHeaders, RequestVerdict, VerifiedWebhook, VerifyRequestInput, WebhookOptions } from "./receiver/verify-request.js";
+export { verifyRequest, webhookOf } from "./receiver/verify-request.js";
+export type {
+  BatchWebhook,
+  RejectReason,
+  RequestHeaders,
+  RequestVerdict,
+  SingleWebhook,
+  VerifiedWebhook,
+  VerifyRequestInput,
+} from "./receiver/verify-request.js";
+export { DEFAULT_MAX_BODY_BYTES } from "./receiver/options.js";
+export type { WebhookOptions } from "./receiver/options.js";
 export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";
 export type { ExpressLikeRequest } from "./receiver/node.js";
 export { honoWebhook, nextWebhook, verifyFetchRequest } from "./receiver/fetch.js";
