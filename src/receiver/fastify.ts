@@ -32,15 +32,18 @@ export class WebhookRejection extends Error {
  * beside your own): a verified request reaches the handler with `request.body` parsed by Fastify
  * (a batch's: the whole array, its events after the first unsigned) and `webhookOf(request)` its
  * webhook; any other ends in a WebhookRejection, which Fastify's error handler answers with its
- * statusCode (401, 400, 413) and message.
+ * statusCode (401, 400, 413) and message. The route's bodyLimit is maxBytes: Fastify's own default
+ * (1 MiB) would refuse a verified body between the two.
  */
 export function fastifyWebhook<Batches extends boolean = false>(
   options: WebhookOptions<Batches>,
 ): {
+  bodyLimit: number;
   preParsing: (request: FastifyLikeRequest, reply: FastifyLikeReply, payload: AsyncIterable<Uint8Array | string>) => Promise<Readable>;
 } {
   const checked = checkOptions(options);
   return {
+    bodyLimit: checked.maxBytes,
     async preParsing(request, reply, payload) {
       // Fastify's own limit is checked after this hook, and by default lower (1 MiB): the declared length is checked here.
       const read = declaredTooLarge(request.headers["content-length"], checked.maxBytes) ? TOO_LARGE : await readBody(payload, checked.maxBytes);
