@@ -1,4 +1,5 @@
 import { UsageError } from "../core/errors.js";
+import { isJsonObject } from "../core/message/parse-json.js";
 
 // What the receiver entry points are given, checked when they are called or made: from plain
 // JavaScript anything can arrive, and a wrong option must never become "accept everything", a
@@ -35,13 +36,9 @@ export function describeValue(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The settings object itself, with no setting it does not know (a misspelt one would be ignored). */
 export function checkSettings(value: unknown, what: string, known: readonly string[]): Record<string, unknown> {
-  if (!isObject(value)) throw new UsageError(`${what} must be an object { ${known.join(", ")} } (got ${describeValue(value)})`);
+  if (!isJsonObject(value)) throw new UsageError(`${what} must be an object { ${known.join(", ")} } (got ${describeValue(value)})`);
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   if (unknown.length > 0)
     throw new UsageError(`unknown ${what} setting ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the settings are ${known.join(", ")}`);

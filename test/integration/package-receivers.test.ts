@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBody } from "../../src/index.js";
-import { upload } from "../library/receiver-apps.js";
+import { expectRefusedEarly, upload } from "../library/receiver-apps.js";
 import { installPacked, type PackedPackage, ROOT } from "./packed-package.js";
 
 // The receiver adapters from the packed package, as an app imports them: a strict TypeScript
@@ -152,8 +152,7 @@ describe("the receiver adapters from the packed package", () => {
       });
       // Next hands the route the body as a stream: past the 5 MiB limit it is no longer read.
       const chunked = await upload(`http://127.0.0.1:${port}/hook`, 256 * 1024 * 1024, { "X-Signature": signBody(SECRET, EVENT) }, false);
-      expect(chunked.status).toBe(413);
-      expect(chunked.sent).toBeLessThan(64 * 1024 * 1024);
+      expectRefusedEarly(chunked, 64 * 1024 * 1024);
     } finally {
       server.kill();
     }

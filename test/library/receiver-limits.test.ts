@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBody } from "../../src/index.js";
-import { APPS, type RunningApp, upload } from "./receiver-apps.js";
+import { APPS, expectRefusedEarly, type RunningApp, upload } from "./receiver-apps.js";
 
 // The body limit in each real framework: past it the server stops reading and answers 413, so a
 // client cannot make it hold (or even read) more than the limit. The client writes only as fast as
@@ -38,16 +38,12 @@ describe.each(Object.keys(APPS))("the %s adapter's body limit", (name) => {
   });
 
   it("answers a chunked body over the limit with 413 and stops reading it", async () => {
-    const result = await upload(small.url, TOTAL, signed, false);
-    expect(result.status).toBe(413);
-    expect(result.sent).toBeLessThan(TOTAL / 4);
+    expectRefusedEarly(await upload(small.url, TOTAL, signed, false), TOTAL / 4);
     expect(small.handled).toBe(0);
   });
 
   it("answers a declared Content-Length over the limit with 413 at once, before reading the body", async () => {
-    const result = await upload(large.url, TOTAL, signed, true);
-    expect(result.status).toBe(413);
-    expect(result.sent).toBeLessThan(16 * 1024 * 1024);
+    expectRefusedEarly(await upload(large.url, TOTAL, signed, true), 16 * 1024 * 1024);
     expect(large.handled).toBe(0);
   });
 });
