@@ -7,7 +7,7 @@ import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
 import type { SkipKind } from "../core/message/skip.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
 import type { Destination } from "../config/resolve.js";
-import { withAnySignal } from "../core/any-signal.js";
+import { fanOutOf, withAnySignal } from "../core/any-signal.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import { type DeliveryEvent, type DeliveryReport, destinationTimeoutMs } from "../core/deliver.js";
 import { ConfigError, InputError, UsageError } from "../core/errors.js";
@@ -113,8 +113,7 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
       const request = requestOf(message, destination.mode, stamps, filter);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
-      const signals = options.signal === undefined ? [closing.signal] : [options.signal, closing.signal];
-      const report = await withAnySignal(signals, (signal) =>
+      const deliver = (signal: AbortSignal): Promise<DeliveryReport> =>
         deliverer.deliver(request.body, destination, {
           signal,
           signedText: request.signedText,
@@ -122,7 +121,10 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
             record(history, event);
             options.onEvent?.(event);
           },
-        }),
+        });
+      const given = options.signal;
+      const report = await fanOutOf(closing.signal).run((closed) =>
+        given === undefined ? deliver(closed) : fanOutOf(given).run((own) => withAnySignal([own, closed], deliver)),
       );
       return { ...report, messageId: request.messageId, body: request.body, history };
     },

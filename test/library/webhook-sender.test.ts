@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ConfigError, createWebhookSender, InputError, signBody, UsageError, USER_AGENT, verifyBody } from "../../src/index.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { numberedIds, virtualClock } from "../helpers/virtual-clock.js";
+import { heldClock, numberedIds, virtualClock } from "../helpers/virtual-clock.js";
 
 // createWebhookSender: wh send's engine behind one call, against real servers on 127.0.0.1.
 
@@ -140,6 +140,30 @@ describe("createWebhookSender", () => {
     expect(await aborted).toMatchObject({ outcome: "aborted", attempts: 1 });
     const closed = sender.send("{}", { onEvent: (event) => event.type === "retry" && void sender.close() });
     expect(await closed).toMatchObject({ outcome: "aborted" });
+  });
+
+  it.each([
+    ["without a signal", undefined],
+    ["all given one signal", new AbortController().signal],
+  ])("prints no MaxListenersExceededWarning while 50 sends wait to retry, %s", async (_, signal) => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    const server = await startServer({ replies: [503] });
+    const clock = heldClock("2026-11-25T10:00:00.000Z");
+    const sender = await createWebhookSender({ webhooks: server.url, clock });
+    try {
+      const sends = Array.from({ length: 50 }, () => sender.send("{}", { signal }));
+      await clock.whenPending(50);
+      await sender.close();
+      expect((await Promise.all(sends)).map((report) => report.outcome)).toEqual(Array(50).fill("aborted"));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 
   it("refuses bad settings and bad messages with errors that name them", async () => {
