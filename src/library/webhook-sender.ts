@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import * as z from "zod/mini";
 import { systemClock } from "../adapters/system-clock.js";
 import { NOT_UTF8, decodeUtf8 } from "../adapters/utf8.js";
 import { parseFilters, parseWebhooks } from "../config/schema.js";
@@ -10,11 +11,12 @@ import type { Destination } from "../config/resolve.js";
 import { fanOutOf, withAnySignal } from "../core/any-signal.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import { type DeliveryEvent, type DeliveryReport, destinationTimeoutMs } from "../core/deliver.js";
-import { ConfigError, InputError, UsageError } from "../core/errors.js";
+import { InputError, UsageError } from "../core/errors.js";
 import { type DestinationMode, prepareMessage } from "../core/message/prepare.js";
 import type { AttemptOutcome } from "../core/retry-policy.js";
 import { batchEvents } from "../core/sign.js";
 import { createDeliverer } from "../engine/deliverer.js";
+import { aClock, aFunction, anAbortSignal, millisecondsOf, numberOf, parseSettings } from "./settings.js";
 
 /** One webhook URL, with the static headers sent to it. */
 export type WebhookUrl = string | URL | { url: string | URL; headers?: Record<string, string> | undefined };
@@ -89,42 +91,65 @@ export interface WebhookSender {
   close(): Promise<void>;
 }
 
+const senderSettings = z.object({
+  // Checked by the configuration file's rules (parseWebhooks), once each URL is a string.
+  webhooks: z.unknown(),
+  sharedSecret: z.optional(z.string().check(z.minLength(1, "must not be empty: give the secret, or leave it out to send unsigned"))),
+  mode: z.optional(z.enum(["classic", "actions"])),
+  method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
+  timeoutMs: z.optional(millisecondsOf(1)),
+  retryWindowMs: z.optional(numberOf({ min: 0 })),
+  maxAttempts: z.optional(numberOf({ min: 1, whole: true })),
+  ca: z.optional(z.array(z.string())),
+  cwd: z.optional(z.string()),
+  env: z.optional(z.record(z.string(), z.optional(z.string()))),
+  clock: z.optional(aClock()),
+  newId: z.optional(aFunction<() => string>()),
+  // Checked by the configuration file's rules (parseFilters).
+  filters: z.unknown(),
+});
+
+const sendOptions = z.object({ signal: z.optional(anAbortSignal()), onEvent: z.optional(aFunction<(event: DeliveryEvent) => void>()) });
+
 /** The CLI's delivery engine behind one call: validation, signing, Segment's retry rules, --ca and proxies. */
 export async function createWebhookSender(settings: WebhookSenderSettings): Promise<WebhookSender> {
-  const destination = destinationOf(settings);
-  const filter = await loadEventFilter(filtersOf(settings));
-  const clock = settings.clock ?? systemClock;
-  const stamps = clockStamps(clock, settings.newId ?? randomUUID);
+  const checked = parseSettings(senderSettings, settings, "createWebhookSender(settings): settings");
+  if (!checked.ok) throw new UsageError(checked.problem);
+  const given = checked.value;
+  const destination = destinationOf(given);
+  const filter = await loadEventFilter(filtersOf(given.filters));
+  const clock = given.clock ?? systemClock;
+  const stamps = clockStamps(clock, given.newId ?? randomUUID);
   const deliverer = await createDeliverer(
     {
       configPath: undefined,
       destinations: [destination],
-      caFiles: [...(settings.ca ?? [])],
-      cwd: settings.cwd ?? process.cwd(),
+      caFiles: [...(given.ca ?? [])],
+      cwd: given.cwd ?? process.cwd(),
       timeoutMs: destination.timeoutMs,
-      retryWindowMs: atLeast("retryWindowMs", settings.retryWindowMs, 0) ?? DEFAULT_RETRY_WINDOW_MS,
-      maxAttempts: atLeast("maxAttempts", settings.maxAttempts, 1) ?? Number.POSITIVE_INFINITY,
+      retryWindowMs: given.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS,
+      maxAttempts: given.maxAttempts ?? Number.POSITIVE_INFINITY,
     },
-    { env: settings.env ?? process.env, clock },
+    { env: given.env ?? process.env, clock },
   );
   const closing = new AbortController();
   return {
     async send(message, options = {}) {
+      const { signal, onEvent } = optionsOf(options);
       const request = requestOf(message, destination.mode, stamps, filter);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
-      const deliver = (signal: AbortSignal): Promise<DeliveryReport> =>
+      const deliver = (each: AbortSignal): Promise<DeliveryReport> =>
         deliverer.deliver(request.body, destination, {
-          signal,
+          signal: each,
           signedText: request.signedText,
           onEvent: (event) => {
             record(history, event);
-            options.onEvent?.(event);
+            onEvent?.(event);
           },
         });
-      const given = options.signal;
       const report = await fanOutOf(closing.signal).run((closed) =>
-        given === undefined ? deliver(closed) : fanOutOf(given).run((own) => withAnySignal([own, closed], deliver)),
+        signal === undefined ? deliver(closed) : fanOutOf(signal).run((own) => withAnySignal([own, closed], deliver)),
       );
       return { ...report, messageId: request.messageId, body: request.body, history };
     },
@@ -135,20 +160,19 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   };
 }
 
-function destinationOf(settings: WebhookSenderSettings): Destination {
+function optionsOf(options: SendOptions): SendOptions {
+  const checked = parseSettings(sendOptions, options, "send(message, options): options");
+  if (!checked.ok) throw new UsageError(checked.problem);
+  return checked.value;
+}
+
+function destinationOf(settings: z.output<typeof senderSettings>): Destination {
   const mode = settings.mode ?? "classic";
   const method = settings.method ?? "POST";
   checkDeliveryShape({ mode, method, batchSize: 1 }, { mode: "mode", method: "method", batchSize: "batchSize" });
-  const given = Array.isArray(settings.webhooks) ? settings.webhooks : [settings.webhooks as WebhookUrl];
-  const checked = parseWebhooks(
-    given.map((hook) => (typeof hook === "string" || hook instanceof URL ? { url: String(hook) } : { ...hook, url: String(hook.url) })),
-  );
-  if (!checked.ok)
-    throw new ConfigError(
-      checked.issues.map((issue) => (issue.startsWith("[") ? `webhooks${issue}` : `webhooks: ${issue}`)),
-      { source: "the sender's settings" },
-    );
-  if (settings.sharedSecret === "") throw new UsageError("sharedSecret is empty: give the secret, or leave it out to send unsigned");
+  const given: unknown[] = Array.isArray(settings.webhooks) ? settings.webhooks : [settings.webhooks];
+  const checked = parseWebhooks(given.map(asWebhookEntry));
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => (issue.startsWith("[") ? `webhooks${issue}` : `webhooks: ${issue}`)).join("; "));
   return {
     source: undefined,
     writeKey: undefined,
@@ -159,27 +183,23 @@ function destinationOf(settings: WebhookSenderSettings): Destination {
     mode,
     method,
     batchSize: 1,
-    timeoutMs: atLeast("timeoutMs", settings.timeoutMs, 1) ?? destinationTimeoutMs(mode),
+    timeoutMs: settings.timeoutMs ?? destinationTimeoutMs(mode),
   };
 }
 
-function filtersOf(settings: WebhookSenderSettings): FilterConfig[] | undefined {
-  if (settings.filters === undefined) return undefined;
-  const checked = parseFilters(settings.filters);
-  if (!checked.ok)
-    throw new ConfigError(
-      checked.issues.map((issue) => `filters${issue}`),
-      { source: "the sender's settings" },
-    );
+function filtersOf(filters: unknown): FilterConfig[] | undefined {
+  if (filters === undefined) return undefined;
+  const checked = parseFilters(filters);
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => `filters${issue}`).join("; "));
   return checked.value;
 }
 
-/** A number setting: absent, or a number at least `min`. */
-function atLeast(name: string, value: number | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || Number.isNaN(value) || value < min)
-    throw new UsageError(`${name} must be a number of at least ${min} (got ${String(value)})`);
-  return value;
+/** A WebhookUrl as the configuration file writes a webhook; anything else is left for its rules to refuse. */
+function asWebhookEntry(hook: unknown): unknown {
+  if (typeof hook === "string" || hook instanceof URL) return { url: String(hook) };
+  if (typeof hook !== "object" || hook === null) return hook;
+  const { url } = hook as { url?: unknown };
+  return url instanceof URL ? { ...hook, url: String(url) } : hook;
 }
 
 /** What one send puts on the wire. */

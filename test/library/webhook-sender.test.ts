@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ConfigError, createWebhookSender, InputError, signBody, UsageError, USER_AGENT, verifyBody } from "../../src/index.js";
+import { createWebhookSender, InputError, signBody, UsageError, USER_AGENT, verifyBody } from "../../src/index.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { heldClock, numberedIds, virtualClock } from "../helpers/virtual-clock.js";
 
@@ -167,15 +167,19 @@ describe("createWebhookSender", () => {
   });
 
   it("refuses bad settings and bad messages with errors that name them", async () => {
-    await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(ConfigError);
+    await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(UsageError);
     await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(/webhooks\[0\]\.url: "ftp:\/\/x\/" is not an http or https URL/);
     await expect(createWebhookSender({ webhooks: [] })).rejects.toThrow(/webhooks: at least one webhook URL is required/);
     await expect(createWebhookSender({ webhooks: "http://x", method: "PUT" })).rejects.toThrow(
       new UsageError("method PUT needs mode actions (the classic destination only POSTs)"),
     );
-    await expect(createWebhookSender({ webhooks: "http://x", timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a number of at least 1 \(got 0\)/);
-    await expect(createWebhookSender({ webhooks: "http://x", maxAttempts: Number.NaN })).rejects.toThrow(/maxAttempts must be a number of at least 1/);
-    await expect(createWebhookSender({ webhooks: "http://x", sharedSecret: "" })).rejects.toThrow(/sharedSecret is empty/);
+    await expect(createWebhookSender({ webhooks: "http://x", timeoutMs: 0 })).rejects.toThrow(
+      /timeoutMs: must be a number of at least 1 and at most 2147483647 \(Node's longest timer\) \(got 0\)/,
+    );
+    await expect(createWebhookSender({ webhooks: "http://x", maxAttempts: Number.NaN })).rejects.toThrow(
+      /maxAttempts: must be a whole number of at least 1 \(got NaN\)/,
+    );
+    await expect(createWebhookSender({ webhooks: "http://x", sharedSecret: "" })).rejects.toThrow(/sharedSecret: must not be empty/);
     await expect(createWebhookSender({ webhooks: "http://x", ca: ["/nonexistent.pem"] })).rejects.toThrow(/--ca \/nonexistent.pem/);
 
     const server = await startServer();

@@ -2,6 +2,7 @@ import { checkRequiredFields, checkShape, MAX_MESSAGE_BYTES, sizeError } from ".
 import { formatIssues, parseInboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
 import { normalizeTimestamp } from "./timestamp.js";
+import { unlessNotJsonData } from "./json-data.js";
 import type { MessageStamps } from "./prepare.js";
 
 /** The message types the ingestion API takes from a client (a delete is not a client call). */
@@ -48,8 +49,15 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
   const messageId = message.messageId ?? stamps.newId();
   const own = keepOwnLibrary ? message.context?.library : undefined;
   const out = { ...message, context: { ...message.context, library: own ?? library }, messageId, timestamp };
-  const json = JSON.stringify(out);
+  return unlessNotJsonData(
+    input,
+    () => serialised(message.type as IngestType, messageId, JSON.stringify(out)),
+    (error) => ({ ok: false, code: "E_INVALID_MESSAGE", error }),
+  );
+}
+
+function serialised(type: IngestType, messageId: string, json: string): IngestMessageResult {
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_MESSAGE_BYTES) return { ok: false, code: "E_MESSAGE_TOO_LARGE", error: sizeError(bytes) };
-  return { ok: true, type: message.type as IngestType, messageId, json, bytes };
+  return { ok: true, type, messageId, json, bytes };
 }

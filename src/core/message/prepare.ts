@@ -4,6 +4,7 @@ import type { MessageType } from "./types.js";
 import { asCaptureRecord } from "../capture.js";
 import { asDeadLetterRecord } from "../dead-letter.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
+import { unlessNotJsonData } from "./json-data.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { EventFilter } from "../destination/filters.js";
@@ -63,7 +64,7 @@ export type PrepareResult = { ok: true; message: PreparedMessage } | PrepareFail
  * are values, never throws.
  */
 export function prepareMessage(value: unknown, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
-  return prepareValue(value, undefined, stamps, options);
+  return unlessNotJsonData(value, () => prepareValue(value, undefined, stamps, options), invalid);
 }
 
 /**
