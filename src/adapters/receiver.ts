@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { isObject, requireArgument } from "../core/arguments.js";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
@@ -101,6 +102,9 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 
 /** The local webhook receiver behind `wh listen`, the demo and the tests of the CLI. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  requireArgument(isObject(options), "options", "an object", options);
+  const given = options.port;
+  requireArgument(given === undefined || (Number.isInteger(given) && given >= 0 && given <= 65_535), "port", "a whole number from 0 to 65535", given);
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.
   const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });

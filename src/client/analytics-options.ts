@@ -4,7 +4,8 @@ import { createUndiciTransport, type ClosableTransport } from "../adapters/undic
 import type { Clock } from "../core/clock.js";
 import type { HttpTransport } from "../core/deliver.js";
 import { UsageError } from "../core/errors.js";
-import { aBoolean, aClock, aFunction, anAbortSignal, kindOf, millisecondsOf, numberOf, parseSettings } from "../library/settings.js";
+import { kindOf } from "../core/arguments.js";
+import { aBoolean, aClock, aFunction, anAbortSignal, millisecondsOf, numberOf, parseSettings } from "../library/settings.js";
 
 export type AnalyticsErrorCode = "E_INVALID_MESSAGE" | "E_MESSAGE_TOO_LARGE" | "E_CLOSED" | "E_NO_ENDPOINT" | "E_NO_WRITE_KEY" | "E_INVALID_OPTION";
 

@@ -4,7 +4,7 @@ import { fitsInBatch } from "../core/batch.js";
 import { formatDurationMs } from "../core/duration.js";
 import { buildIngestMessage } from "../core/message/ingest-message.js";
 import { redactUrl } from "../core/redact.js";
-import { kindOf } from "../library/settings.js";
+import { kindOf } from "../core/arguments.js";
 import { VERSION } from "../version.js";
 import { AnalyticsError, closeTimeoutMs, resolveAnalyticsOptions, type AnalyticsOptions, type AnalyticsSettings } from "./analytics-options.js";
 import { BatchSender, type AnalyticsEvents, type DeliveryFailure, type Pending, type QueuedMessage } from "./batch-sender.js";

@@ -1,3 +1,4 @@
+import { isBody, isObject, MAX_TIMER_MS, requireArgument } from "./arguments.js";
 import type { Clock } from "./clock.js";
 import type { DestinationMode } from "./message/prepare.js";
 import { MAX_REDIRECTS, redirectedRequest, type RedirectableRequest } from "./redirect.js";
@@ -94,6 +95,9 @@ export interface DeliveryOptions {
  * A URL's static headers come last (the config refuses the names wh owns).
  */
 export function buildRequestHeaders(body: string | Uint8Array, userAgent: string, sharedSecret: string | undefined): Record<string, string> {
+  requireArgument(isBody(body), "body", "a string or bytes", body);
+  requireArgument(typeof userAgent === "string", "userAgent", "a string", userAgent);
+  requireArgument(sharedSecret === undefined || typeof sharedSecret === "string", "sharedSecret", "a string or undefined", sharedSecret);
   const headers: Record<string, string> = { "Content-Type": "application/json", "User-Agent": userAgent };
   if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
   return headers;
@@ -117,6 +121,7 @@ function urlLabel(url: URL): string {
  * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
  */
 export async function deliverMessage(body: string, options: DeliveryOptions): Promise<DeliveryReport> {
+  checkDelivery(body, options);
   const { clock, onEvent } = options;
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
@@ -136,6 +141,28 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   };
   if (report.outcome === "failed") onEvent?.({ type: "failed", report });
   return report;
+}
+
+/** What plain JavaScript may get wrong before the first attempt: the rest is typed data read as it goes. */
+function checkDelivery(body: string, options: DeliveryOptions): void {
+  requireArgument(typeof body === "string", "body", "a string", body);
+  requireArgument(isObject(options), "options", "an object of DeliveryOptions", options);
+  const { targets, transport, clock, timeoutMs } = options;
+  requireArgument(
+    Array.isArray(targets) && targets.length > 0 && targets.every((target) => target?.url instanceof URL),
+    "options.targets",
+    "a list of { url: URL, headers }",
+    targets,
+  );
+  requireArgument(typeof transport?.post === "function", "options.transport", "an HttpTransport, with post()", transport);
+  requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
+  requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
+  requireArgument(
+    typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS,
+    "options.timeoutMs",
+    `a number from 1 to ${MAX_TIMER_MS}`,
+    timeoutMs,
+  );
 }
 
 /**

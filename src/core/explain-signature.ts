@@ -1,3 +1,4 @@
+import { requireArgument } from "./arguments.js";
 import { parseJson } from "./message/parse-json.js";
 import { batchEvents, SIGNATURE_HEADER, verifySignature } from "./sign.js";
 
@@ -15,6 +16,9 @@ export function refusalReason(secret: string, body: Uint8Array, signature: strin
  * usual accidents: a trailing newline added or lost, and the JSON re-serialised.
  */
 export function explainMismatch(secret: string, body: Uint8Array, signature: string): string {
+  requireArgument(typeof secret === "string", "secret", "a string", secret);
+  requireArgument(body instanceof Uint8Array, "body", "bytes (a Uint8Array or Buffer)", body);
+  requireArgument(typeof signature === "string", "signature", "a string", signature);
   const given = signature.trim();
   if (!/^[0-9a-fA-F]{40}$/.test(given)) return explainMalformed(given);
   const text = Buffer.from(body).toString("utf8");

@@ -1,3 +1,4 @@
+import { isObject, requireArgument } from "./arguments.js";
 import { formatDurationMs } from "./duration.js";
 
 /** What one attempt to post to one URL came to. */
@@ -57,6 +58,8 @@ export type Classification = "success" | "retryable" | "final";
  * other errors.
  */
 export function classifyOutcome(outcome: AttemptOutcome, statuses: RetryStatuses = "classic"): Classification {
+  requireArgument(outcome?.kind === "response" || outcome?.kind === "error", "outcome", 'an AttemptOutcome ({ kind: "response" | "error", … })', outcome);
+  requireArgument(statuses === "classic" || statuses === "actions", "statuses", '"classic" or "actions"', statuses);
   if (outcome.kind === "error") return outcome.code === "timeout" || outcome.code === "connection" ? "retryable" : "final";
   const { status } = outcome;
   if (status >= 200 && status < 300) return "success";
@@ -105,6 +108,8 @@ export interface RetryInput {
 
 /** Decides, purely, whether and when the next attempt to one URL starts. */
 export function decideRetry(input: RetryInput, policy: RetryPolicy): RetryDecision {
+  requireArgument(isObject(input), "input", "a RetryInput", input);
+  requireArgument(isObject(policy), "policy", "a RetryPolicy", policy);
   const classification = classifyOutcome(input.outcome, policy.statuses);
   if (classification !== "retryable") return { action: "done", classification };
   if (input.attempt >= policy.maxAttempts) return { action: "give-up", reason: `gave up after ${input.attempt} attempts` };

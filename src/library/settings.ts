@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { kindOf, MAX_TIMER_MS } from "../core/arguments.js";
 import type { Clock } from "../core/clock.js";
 import { formatIssues } from "../core/message/schema.js";
 import { safeParse } from "../core/schema-check.js";
@@ -6,16 +7,6 @@ import { safeParse } from "../core/schema-check.js";
 // The library's settings as plain JavaScript may pass them: each checked when it is given, so a
 // wrong one is refused at once, naming it, rather than failing later as a TypeError (or a timer
 // that fires at once) deep inside a send.
-
-/** Node's timers wait at most 2^31 - 1 ms (24.8 days): a longer delay fires at once, with a warning on stderr. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** What a value is, for a message: a number's value, never a string's (it may be a secret). */
-export function kindOf(value: unknown): string {
-  if (value === null || value === undefined || typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
 
 type Issue = { input?: unknown };
 

@@ -205,8 +205,9 @@ const deliveryRows: Record<string, Row> = {
   "deliverMessage: a number body": { call: () => wh.deliverMessage(js(5), { ...DELIVERY, transport }), names: /body/ },
   "deliverMessage: no transport": { call: () => wh.deliverMessage(BODY, DELIVERY), names: /transport/ },
 
+  "deliverMessage: timeoutMs NaN": { call: () => wh.deliverMessage(BODY, { ...DELIVERY, transport, timeoutMs: Number.NaN }), names: /timeoutMs/ },
   "buildRequestHeaders: a number body": { call: () => wh.buildRequestHeaders(js(5), "t", undefined), names: /body/ },
-  "buildRequestHeaders: a number secret": { call: () => wh.buildRequestHeaders(BODY, "t", js(5)), names: /secret/ },
+  "buildRequestHeaders: a number secret": { call: () => wh.buildRequestHeaders(BODY, "t", js(5)), names: /sharedSecret/ },
   "classifyOutcome: no outcome": { call: () => wh.classifyOutcome(js(undefined)), names: /outcome/ },
   'classifyOutcome: statuses "bogus"': {
     call: () => wh.classifyOutcome({ kind: "response", status: 503, headers: {} } as never, js("bogus")),

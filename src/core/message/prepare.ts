@@ -1,3 +1,4 @@
+import { isObject, requireArgument } from "../arguments.js";
 import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import { formatIssues, parseInboundMessage, parseOutboundMessage, type InboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
@@ -64,6 +65,7 @@ export type PrepareResult = { ok: true; message: PreparedMessage } | PrepareFail
  * are values, never throws.
  */
 export function prepareMessage(value: unknown, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
+  checkArguments(stamps, options);
   return unlessNotJsonData(value, () => prepareValue(value, undefined, stamps, options), invalid);
 }
 
@@ -75,6 +77,8 @@ export function prepareMessage(value: unknown, stamps: MessageStamps, options: P
  * invalid one stays invalid, for the reason it gave).
  */
 export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
+  requireArgument(typeof line === "string", "line", "a string", line);
+  checkArguments(stamps, options);
   const parsed = parseJson(line);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
   const record = asCaptureRecord(parsed.value);
@@ -85,6 +89,13 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
   const inexact = sentAsIs ? undefined : inexactNumberProblem(line);
   if (inexact !== undefined) return { ok: false, kind: "invalid-message", error: inexact };
   return prepareValue(parsed.value, sentAsIs ? line.trim() : undefined, stamps, options);
+}
+
+function checkArguments(stamps: MessageStamps, options: PrepareOptions): void {
+  requireArgument(typeof stamps?.now === "function" && typeof stamps.newId === "function", "stamps", "{ now(), newId() }", stamps);
+  requireArgument(isObject(options), "options", "an object", options);
+  const { mode } = options;
+  requireArgument(mode === undefined || mode === "classic" || mode === "actions", "options.mode", '"classic" or "actions"', mode);
 }
 
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
