@@ -106,7 +106,7 @@ const senderSettings = z.object({
   clock: z.optional(aClock()),
   newId: z.optional(aFunction<() => string>()),
   // Checked by the configuration file's rules (parseFilters).
-  filters: z.unknown(),
+  filters: z.optional(z.unknown()),
 });
 
 const sendOptions = z.object({ signal: z.optional(anAbortSignal()), onEvent: z.optional(aFunction<(event: DeliveryEvent) => void>()) });
