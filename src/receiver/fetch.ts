@@ -83,7 +83,9 @@ export function honoWebhook<Batches extends boolean = false>(
     const { verdict, bytes } = await readAndVerify(context.req.raw, checked);
     if (!verdict.ok) return refusal(verdict);
     // The bytes read, handed back as Hono's bodyLimit middleware does: c.req.json() reads them.
-    context.req.raw = new Request(context.req.raw, { body: bytes ?? null });
+    context.req.raw = new Request(context.req.raw, {
+      body: bytes == null ? null : new Uint8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength),
+    });
     rememberWebhook(context.req.raw, verdict.webhook);
     await next();
     return undefined;
