@@ -10,9 +10,10 @@ import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
 
 afterAll(removeTempDirs);
 
-/** The files `wh …args` loaded, as Node's require cache holds them when it exits. */
-async function filesLoaded(args: readonly string[], env: Record<string, string> = {}): Promise<string[]> {
+/** The files `wh …args` loaded (in a directory with `config` as its .whrc.json, if given), as Node's require cache holds them when it exits. */
+async function filesLoaded(args: readonly string[], env: Record<string, string> = {}, config?: object): Promise<string[]> {
   const cwd = await makeTempDir();
+  if (config !== undefined) await writeFile(join(cwd, ".whrc.json"), JSON.stringify(config));
   const preload = join(cwd, "list-loaded.cjs");
   const list = join(cwd, "loaded.json");
   await writeFile(
@@ -26,6 +27,9 @@ async function filesLoaded(args: readonly string[], env: Record<string, string> 
 }
 
 const isUndici = (file: string): boolean => /[\\/]undici(\.cjs$|[\\/])/.test(file);
+/** @segment/tsub, the bundle's file of it or the package: loaded only for a config with destination filters. */
+const isTsub = (file: string): boolean => /[\\/](segment-tsub\.cjs$|@segment[\\/]tsub[\\/])/.test(file);
+const DRY_SEND = ["send", "track", "--event", "X", "--user-id", "u", "--url", "http://127.0.0.1:9/", "--dry-run"];
 
 describe("what the bundled CLI loads", () => {
   it("wh sign and wh verify never load undici", async () => {
@@ -53,5 +57,19 @@ describe("what the bundled CLI loads", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("wh sign, wh verify and a wh send without filters never load @segment/tsub; a send with filters loads it from the bundle's own file", async () => {
+    const plain = await Promise.all([
+      filesLoaded(["sign", "body.json"]),
+      filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]),
+      filesLoaded(DRY_SEND),
+    ]);
+    const filters = [{ if: "event = 'Other'", actions: [{ type: "DROP" }] }];
+    const filtered = await filesLoaded(DRY_SEND, {}, { filters });
+
+    for (const loaded of plain) expect(loaded.filter(isTsub)).toEqual([]);
+    expect(plain[2]?.some((file) => file.endsWith("send.cjs"))).toBe(true);
+    expect(filtered.filter(isTsub).map((file) => file.split(/[\\/]/).slice(-2).join("/"))).toEqual(["cli-bundle/segment-tsub.cjs"]);
   });
 });
