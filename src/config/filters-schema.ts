@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { filterActionKind } from "../core/destination/filters.js";
 import { compileFql } from "../core/destination/fql.js";
 
-/** `if`: FQL that compiles to what @segment/tsub evaluates, or "all" (every event). */
+/** `if`: FQL that compiles to what @segment/tsub evaluates, or "all" (every event: see matcherOf in core/destination/filters.ts). */
 const condition = z.string().check(
   z.superRefine((text, ctx) => {
     if (text.trim() === "all") return;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildEventFilter, type FilterConfig } from "../../src/core/destination/filters.js";
 import { compileFql } from "../../src/core/destination/fql.js";
 import { keptBySample } from "../../src/core/destination/sample.js";
+import { parseFilters } from "../../src/config/schema.js";
 
 const engine = { matches: tsub.matches, transform: tsub.transform };
 const irOf = (text: string): unknown => {
@@ -121,6 +122,27 @@ describe("destination filters against @segment/tsub on the same events", () => {
     ];
     const decision = buildEventFilter(filters, engine)?.(track("u1"));
     expect(decision).toMatchObject({ dropped: false, event: { properties: { price: 5 } } });
+  });
+
+  it('takes `if: "all"` as segment-docs\' own Public API example writes it: every event, its userId dropped', () => {
+    // segment-docs src/connections/destinations/destination-filters.md, "Remove userId from payload", as pasted.
+    const documented = {
+      sourceId: "<sourceId>",
+      destinationId: "<destinationId>",
+      title: "Don't send userId at all",
+      description: "Drop userId on all requests",
+      if: "all",
+      actions: [{ type: "DROP_PROPERTIES", fields: { "": ["userId"] } }],
+      enabled: true,
+    };
+    const checked = parseFilters([documented]);
+    expect(checked.ok).toBe(true);
+    const filter = buildEventFilter(checked.ok ? checked.value : [], engine);
+    const identify = { type: "identify", userId: "u2", traits: { plan: "pro" } };
+    for (const event of [track("u1"), identify]) {
+      const { userId: _dropped, ...rest } = event;
+      expect(filter?.(event)).toEqual({ dropped: false, event: rest, changed: true });
+    }
   });
 
   it("skips a disabled filter, and is nothing when no filter is enabled", () => {

@@ -101,7 +101,11 @@ function valueAt(event: unknown, path: string): unknown {
   return value;
 }
 
-/** `all` is the condition of a filter on every event (tsub's matcher type "all"); anything else is FQL. */
+/**
+ * `all` is the condition of a filter on every event, as segment-docs' Public API example writes it
+ * (connections/destinations/destination-filters.md, "Remove userId from payload": "if": "all"),
+ * and tsub's matcher type "all" (matchers.ts); anything else is FQL.
+ */
 function matcherOf(condition: string): { type: string; ir: string } {
   if (condition.trim() === "all") return { type: "all", ir: "" };
   const compiled = compileFql(condition);
