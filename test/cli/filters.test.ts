@@ -119,6 +119,43 @@ describe("wh replay with destination filters", () => {
   });
 });
 
+describe("wh send with destination filters", () => {
+  const DROP_HEARTBEATS = [{ if: "event = 'Heartbeat'", actions: [{ type: "DROP" }], title: "No heartbeats" }];
+  const send = (event: string, ...more: string[]) => ["send", "track", "--event", event, "--user-id", "u1", "--url", "URL", ...more];
+
+  it.each([[[]], [["--dry-run"]]])("%j: says the event was filtered and by which filter, and sends nothing", async (more) => {
+    const dir = await dirWith(DROP_HEARTBEATS, []);
+    const server = await receiver();
+    const args = send("Heartbeat", ...more).map((arg) => (arg === "URL" ? server.url : arg));
+
+    const text = await runSigned(args, { cwd: dir });
+    const json = await runSigned(["--json", ...args], { cwd: dir });
+
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.trim()).toBe('skipped track: the filter "No heartbeats" dropped it; nothing was sent');
+    expect(json.code, json.stderr).toBe(0);
+    expect(records(json.stdout)).toEqual([
+      expect.objectContaining({ type: "track", outcome: "skipped", skip: "filtered", reason: 'the filter "No heartbeats" dropped it' }),
+    ]);
+    expect(server.requests).toEqual([]);
+  });
+
+  it("--dry-run shows the event the filters cut, as it would be sent", async () => {
+    const dir = await dirWith([{ if: "all", actions: [{ type: "DROP_PROPERTIES", fields: { properties: ["email"] } }] }], []);
+    const server = await receiver();
+    const args = send("Signed Up", "--prop", "email=u1@example.com", "--prop", "plan=pro", "--dry-run").map((arg) => (arg === "URL" ? server.url : arg));
+
+    const json = await runSigned(["--json", ...args], { cwd: dir });
+
+    expect(json.code, json.stderr).toBe(0);
+    const [shown] = records(json.stdout);
+    expect(shown).toMatchObject({ dryRun: true });
+    expect(JSON.parse(shown?.body as string)).toMatchObject({ event: "Signed Up", properties: { plan: "pro" } });
+    expect(JSON.parse(shown?.body as string).properties).not.toHaveProperty("email");
+    expect(server.requests).toEqual([]);
+  });
+});
+
 describe("filters in the config: errors name the filter", () => {
   it.each([
     [{ if: 'userId = oops"', actions: [{ type: "DROP" }] }, /filters\[0\]\.if: not FQL that wh can run: the string at column 14 is not closed/],
