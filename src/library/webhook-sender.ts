@@ -172,7 +172,7 @@ function destinationOf(settings: z.output<typeof senderSettings>): Destination {
   checkDeliveryShape({ mode, method, batchSize: 1 }, { mode: "mode", method: "method", batchSize: "batchSize" });
   const given: unknown[] = Array.isArray(settings.webhooks) ? settings.webhooks : [settings.webhooks];
   const checked = parseWebhooks(given.map(asWebhookEntry));
-  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => (issue.startsWith("[") ? `webhooks${issue}` : `webhooks: ${issue}`)).join("; "));
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => settingIssue("webhooks", issue)).join("; "));
   return {
     source: undefined,
     writeKey: undefined,
@@ -190,8 +190,13 @@ function destinationOf(settings: z.output<typeof senderSettings>): Destination {
 function filtersOf(filters: unknown): FilterConfig[] | undefined {
   if (filters === undefined) return undefined;
   const checked = parseFilters(filters);
-  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => `filters${issue}`).join("; "));
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => settingIssue("filters", issue)).join("; "));
   return checked.value;
+}
+
+/** An issue of a setting's schema under the setting's name: `filters[0].if: …` inside it, `filters: …` for the whole. */
+function settingIssue(setting: string, issue: string): string {
+  return issue.startsWith("[") ? `${setting}${issue}` : `${setting}: ${issue}`;
 }
 
 /** A WebhookUrl as the configuration file writes a webhook; anything else is left for its rules to refuse. */

@@ -193,4 +193,45 @@ describe("createWebhookSender", () => {
       await sender.close();
     }
   });
+
+  it("applies destination filters: a dropped message is skipped as filtered and never sent, a cut one is sent cut", async () => {
+    const server = await startServer();
+    const filters = [
+      { title: "No heartbeats", if: "event = 'Heartbeat'", actions: [{ type: "DROP" }] },
+      { if: "all", actions: [{ type: "DROP_PROPERTIES", fields: { properties: ["email"] } }] },
+    ];
+    const sender = await createWebhookSender({ webhooks: server.url, filters, ...STAMPS });
+    try {
+      const dropped = await sender.send({ type: "track", userId: "u1", event: "Heartbeat" });
+      expect(dropped).toMatchObject({
+        outcome: "skipped",
+        skipKind: "filtered",
+        skipReason: 'the filter "No heartbeats" dropped it',
+        attempts: 0,
+        history: [],
+        deliveredTo: undefined,
+      });
+      expect(server.requests).toEqual([]);
+
+      const cut = await sender.send({ type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro", email: "u1@example.com" } });
+      expect(cut.outcome).toBe("delivered");
+      expect(server.requests.map((request) => JSON.parse(request.body.toString()).properties)).toEqual([{ plan: "pro" }]);
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it("refuses bad filters when it is created with a UsageError, naming each by its place", async () => {
+    const bad = (filters: unknown) => createWebhookSender({ webhooks: "http://127.0.0.1:9/", filters: filters as never });
+    await expect(bad([{ if: "event = ", actions: [{ type: "DROP" }] }])).rejects.toThrow(UsageError);
+    await expect(bad([{ if: "event = ", actions: [{ type: "DROP" }] }])).rejects.toThrow(/filters\[0\]\.if: not FQL that wh can run: an operand is missing/);
+    await expect(
+      bad([
+        { if: "all", actions: [{ type: "DROP" }] },
+        { if: "all", actions: [{ type: "DELETE" }] },
+      ]),
+    ).rejects.toThrow(/filters\[1\]\.actions\[0\]\.type: "DELETE" is not a filter action/);
+    await expect(bad([{ if: "all", actions: [] }])).rejects.toThrow(/filters\[0\]\.actions: a filter needs at least one action/);
+    await expect(bad({ if: "all" })).rejects.toThrow(new UsageError("filters: Invalid input: expected array, received object"));
+  });
 });
