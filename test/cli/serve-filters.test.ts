@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { redisAvailable, startRedis, type TestRedis } from "../redis/redis-server.js";
+import { inProcess } from "../helpers/in-process.js";
 import { makeTempDir } from "./run-wh.js";
 import { basic, eventually, post, sdk, SECRET, servedInTempDirs, signedBodies } from "./serve-helpers.js";
 
@@ -123,5 +124,26 @@ describe.skipIf(!redisAvailable)("wh serve with destination filters, accepting a
       ["signup-1", { plan: "pro" }],
     ]);
     expect(hook.requests.length).toBe(2);
+  });
+});
+
+describe("wh serve's terminal with destination filters", () => {
+  it("says which event a filter dropped, as it says which it delivered", async () => {
+    const hook = await receiver();
+    const wh = inProcess(["serve", "--port", "0", "--url", hook.url], { cwd: await dirWith({ filters: FILTERS }), env: { WH_SHARED_SECRET: SECRET } });
+    try {
+      const started = await wh.waitForStderr((text) => /tracking API on http:\S+/.test(text));
+      const url = /tracking API on (http:\S+)/.exec(started)?.[1] as string;
+
+      await sentWithSdk(hook, url, 2);
+
+      const said = await wh.waitForStderr((text) => text.includes("signup-1 delivered") && text.includes("beat-2 skipped"));
+      expect(said).toContain('→ event beat-1 skipped: the filter "No heartbeats" dropped it');
+      expect(said).toContain('→ event beat-2 skipped: the filter "No heartbeats" dropped it');
+      expect(said).toMatch(/→ event order-1 delivered to /);
+    } finally {
+      wh.child.kill("SIGTERM");
+      await wh.exited;
+    }
   });
 });
