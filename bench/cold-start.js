@@ -6,9 +6,11 @@
 // usually is. The ratios differ a lot: the same milliseconds of wh over a larger bare start.
 // Two floors are timed beside them: bench/hmac-file.cjs, a script that only signs the file (under
 // `wh sign`), and bench/post-file.cjs, one that only signs and POSTs it with undici (under `wh send`).
+// `wh send --dry-run` is timed in a directory whose config has no filters and in one whose config
+// has one: the second loads @segment/tsub (its own file in the bundle), which the first must not pay for.
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +20,15 @@ const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 31);
 const dir = mkdtempSync(join(tmpdir(), "wh-cold-"));
 const body = join(dir, "body.json");
 writeFileSync(body, '{"version":1,"type":"track","userId":"u1","event":"Order Completed"}');
+/** A directory whose .whrc.json is `config`. */
+function configDir(name, config) {
+  const path = join(dir, name);
+  mkdirSync(path);
+  writeFileSync(join(path, ".whrc.json"), JSON.stringify(config));
+  return path;
+}
+const noFilters = configDir("no-filters", { mode: "classic" });
+const withFilters = configDir("filters", { mode: "classic", filters: [{ if: "event = 'Heartbeat'", actions: [{ type: "DROP" }] }] });
 const inherited = { ...process.env, WH_SHARED_SECRET: "bench-secret" };
 const STARTUP_VARIABLES = ["NODE_EXTRA_CA_CERTS", "NODE_OPTIONS"].filter((name) => (process.env[name] ?? "") !== "");
 const clean = Object.fromEntries(Object.entries(inherited).filter(([name]) => !STARTUP_VARIABLES.includes(name)));
@@ -29,9 +40,9 @@ const environments =
         [`without ${STARTUP_VARIABLES.join(", ")}`, clean],
       ];
 
-function timeOnce({ args, env }) {
+function timeOnce({ args, env, cwd = root }) {
   const started = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const result = spawnSync(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   if (result.status !== 0 && !(args.includes("verify") && result.status === 1)) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
@@ -53,7 +64,8 @@ const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js",
 const { port } = JSON.parse((await createInterface({ input: receiver.stdout })[Symbol.asyncIterator]().next()).value);
 try {
   const send = ["bin/wh.cjs", "send", "track", "--user-id", "u1", "--event", "Order Completed", "--url", `http://127.0.0.1:${port}/hook`];
-  // [label, node's arguments, the target ratio or what the row is]
+  const dryRun = [join(root, "bin/wh.cjs"), "send", "track", "--event", "X", "--user-id", "u", "--url", "http://127.0.0.1:9/", "--dry-run"];
+  // [label, node's arguments, the target ratio or what the row is, the working directory (default: the repository)]
   const rows = [
     ["node -e 0", ["-e", "0"]],
     ["hmac-file", ["bench/hmac-file.cjs", body], "bench/hmac-file.cjs: the floor under wh sign, a Node script that only signs the file"],
@@ -65,17 +77,19 @@ try {
       "bench/post-file.cjs: the floor under wh send, a Node script that only signs the file and POSTs it with undici's Agent",
     ],
     ["wh send", send, 2],
+    ["dry, plain", dryRun, "wh send --dry-run, a config without filters", noFilters],
+    ["dry, filter", dryRun, "wh send --dry-run, a config with a drop filter: loads @segment/tsub", withFilters],
   ];
-  const medians = measure(environments.flatMap(([, env]) => rows.map(([, args]) => ({ args, env }))));
+  const medians = measure(environments.flatMap(([, env]) => rows.map(([, args, , cwd]) => ({ args, env, cwd }))));
   console.log(`Node ${process.version}, medians of ${RUNS} interleaved runs`);
   for (const [index, [name]] of environments.entries()) {
     if (name !== "") console.log(`${name}${name === "as inherited" ? ` (${STARTUP_VARIABLES.join(", ")} set)` : ""}:`);
     const [bare, ...commands] = medians.slice(index * rows.length, (index + 1) * rows.length);
-    console.log(`  node -e 0:  ${bare.toFixed(1)} ms`);
+    console.log(`  ${"node -e 0:".padEnd(13)} ${bare.toFixed(1)} ms`);
     commands.forEach((ms, command) => {
       const [label, , target] = rows[command + 1];
       console.log(
-        `  ${`${label}:`.padEnd(11)} ${ms.toFixed(1)} ms  ratio ${(ms / bare).toFixed(2)} (${typeof target === "number" ? `target <= ${target}` : target})`,
+        `  ${`${label}:`.padEnd(13)} ${ms.toFixed(1)} ms  ratio ${(ms / bare).toFixed(2)} (${typeof target === "number" ? `target <= ${target}` : target})`,
       );
     });
   }

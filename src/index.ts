@@ -24,6 +24,8 @@ export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";
 export { prepareMessage, prepareLine } from "./core/message/prepare.js";
 export type { DestinationMode, MessageStamps, PrepareOptions, PreparedMessage, PrepareResult } from "./core/message/prepare.js";
+export type { SkipKind } from "./core/message/skip.js";
+export type { FilterActionConfig, FilterConfig } from "./core/destination/filters.js";
 export type { InboundMessage } from "./core/message/schema.js";
 export { MESSAGE_TYPES, type MessageType } from "./core/message/types.js";
 export { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, DESTINATION_NAME } from "./core/message/rules.js";
@@ -53,8 +55,18 @@ export type {
   WebhookUrl,
 } from "./library/webhook-sender.js";
 export type { SubscriptionDelivery } from "./library/subscription-send.js";
-export { verifyRequest, webhookOf, DEFAULT_MAX_BODY_BYTES } from "./receiver/verify-request.js";
-export type { RejectReason, RequestHeaders, RequestVerdict, VerifiedWebhook, VerifyRequestInput, WebhookOptions } from "./receiver/verify-request.js";
+export { verifyRequest, webhookOf } from "./receiver/verify-request.js";
+export type {
+  BatchWebhook,
+  RejectReason,
+  RequestHeaders,
+  RequestVerdict,
+  SingleWebhook,
+  VerifiedWebhook,
+  VerifyRequestInput,
+} from "./receiver/verify-request.js";
+export { DEFAULT_MAX_BODY_BYTES } from "./receiver/options.js";
+export type { WebhookOptions } from "./receiver/options.js";
 export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";
 export type { ExpressLikeRequest } from "./receiver/node.js";
 export { honoWebhook, nextWebhook, verifyFetchRequest } from "./receiver/fetch.js";

@@ -3,6 +3,7 @@ import { readFile, truncate } from "node:fs/promises";
 import { type OutputWriteError, UsageError } from "../core/errors.js";
 import { fnv1a32 } from "../core/hash.js";
 import { isJsonObject, parseJson, parseJsonOrThrow } from "../core/message/parse-json.js";
+import { countSkip, emptySkipCounts, type SkipCounts, type SkipKind } from "../core/message/skip.js";
 import { AppendFile } from "./append-file.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { checkOutputPath, describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
@@ -11,7 +12,7 @@ const MAGIC = "wh-journal";
 const VERSION = 2;
 /** Line numbers are 32-bit: a record past that is corrupt, not a line. */
 const MAX_LINE = 0xffff_ffff;
-const RECORD = /^(\d{1,10}) ([0-9a-f]{8}) ([dsif])$/;
+const RECORD = /^(\d{1,10}) ([0-9a-f]{8}) ([dsifru])$/;
 
 /**
  * Where a run delivers, as its journal records it: a fingerprint of every setting that decides
@@ -37,10 +38,20 @@ export interface JournalHeader {
 }
 
 export type FinishedOutcome = "delivered" | "skipped" | "invalid" | "failed";
-export type OutcomeCounts = Record<FinishedOutcome, number>;
+/** Each outcome's count; of the skipped, how many a filter dropped and how many matched no subscription. */
+export type OutcomeCounts = Record<FinishedOutcome, number> & SkipCounts;
 
 const OUTCOME_CODES: Record<FinishedOutcome, string> = { delivered: "d", skipped: "s", invalid: "i", failed: "f" };
-const CODE_OUTCOMES: Record<string, FinishedOutcome> = { d: "delivered", s: "skipped", i: "invalid", f: "failed" };
+/** A skipped line's code says its kind too: s (integrations), r (filtered), u (matched no subscription). */
+const SKIP_CODES: Record<SkipKind, string> = { integrations: "s", filtered: "r", unmatched: "u" };
+const CODE_OUTCOMES: Record<string, [FinishedOutcome, SkipKind?]> = {
+  d: ["delivered"],
+  s: ["skipped", "integrations"],
+  r: ["skipped", "filtered"],
+  u: ["skipped", "unmatched"],
+  i: ["invalid"],
+  f: ["failed"],
+};
 
 /** The finished lines of an earlier run, sorted by line number, with each line's hash. */
 export interface FinishedLines {
@@ -61,7 +72,7 @@ export function lineHash(text: string): number {
 }
 
 export function emptyCounts(): OutcomeCounts {
-  return { delivered: 0, skipped: 0, invalid: 0, failed: 0 };
+  return { delivered: 0, skipped: 0, invalid: 0, failed: 0, ...emptySkipCounts() };
 }
 
 /**
@@ -116,8 +127,9 @@ export class Journal {
     return this.file.broken;
   }
 
-  markFinished(line: number, text: string, outcome: FinishedOutcome): void {
-    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${OUTCOME_CODES[outcome]}\n`);
+  markFinished(line: number, text: string, outcome: FinishedOutcome, skip?: SkipKind): void {
+    const code = outcome === "skipped" && skip !== undefined ? SKIP_CODES[skip] : OUTCOME_CODES[outcome];
+    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${code}\n`);
   }
 
   /** Writes what was marked; throws OutputWriteError when the disk refuses (see AppendFile). */
@@ -183,7 +195,9 @@ async function load(path: string, expected: JournalHeader): Promise<JournalState
     const line = match === null ? 0 : Number(match[1]);
     if (match === null || line < 1 || line > MAX_LINE) throw corrupt(path, index + 1);
     pairs.push([line, Number.parseInt(match[2] as string, 16)]);
-    counts[CODE_OUTCOMES[match[3] as string] as FinishedOutcome] += 1;
+    const [outcome, skip] = CODE_OUTCOMES[match[3] as string] as [FinishedOutcome, SkipKind?];
+    counts[outcome] += 1;
+    countSkip(counts, skip);
   }
   pairs.sort((a, b) => a[0] - b[0]);
   const finished: FinishedLines = { lines: new Uint32Array(pairs.length), hashes: new Uint32Array(pairs.length) };
@@ -204,8 +218,9 @@ function loadComplete(path: string, text: string, lineCount: number): JournalSta
     throw corrupt(path, 2);
   }
   const counts = emptyCounts();
-  for (const outcome of Object.keys(counts) as FinishedOutcome[]) {
-    const value = record.counts?.[outcome];
+  for (const outcome of Object.keys(counts) as (keyof OutcomeCounts)[]) {
+    // A run completed before skips had kinds recorded no filtered or unmatched count: none.
+    const value = record.counts?.[outcome] ?? (outcome in emptySkipCounts() ? 0 : undefined);
     if (!Number.isSafeInteger(value) || (value as number) < 0) throw corrupt(path, 2);
     counts[outcome] = value as number;
   }

@@ -1,9 +1,10 @@
 import { once } from "node:events";
+import { isObject, requireArgument } from "../core/arguments.js";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { captureLines } from "../core/capture.js";
 import { OutputWriteError } from "../core/errors.js";
-import { explainMismatch } from "../core/explain-signature.js";
+import { refusalReason } from "../core/explain-signature.js";
 import { parseJson, type ParsedJson } from "../core/message/parse-json.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
@@ -27,8 +28,8 @@ export interface ReceivedRequest {
   /** The parsed body, when it is JSON. */
   json: unknown;
   signature: SignatureCheck;
-  /** For an invalid signature: what most likely went wrong (see `wh verify --explain`). */
-  explanation: string | undefined;
+  /** For a refused signature (invalid or missing): why, as wh listen's line and the inspector both say it. */
+  reason: string | undefined;
   /** The status the receiver answered with. */
   status: number;
   /** The body of that answer, as text. */
@@ -101,6 +102,9 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 
 /** The local webhook receiver behind `wh listen`, the demo and the tests of the CLI. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  requireArgument(isObject(options), "options", "an object", options);
+  const given = options.port;
+  requireArgument(given === undefined || (Number.isInteger(given) && given >= 0 && given <= 65_535), "port", "a whole number from 0 to 65535", given);
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.
   const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });
@@ -146,10 +150,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       body,
       json,
       signature,
-      explanation:
-        signature === "invalid" && options.secret !== undefined
-          ? explainMismatch(options.secret, body, String(request.headers[SIGNATURE_HEADER.toLowerCase()]))
-          : undefined,
+      reason: refused(signature) && options.secret !== undefined ? refusalReason(options.secret, body, signatureHeader(request.headers)) : undefined,
       status,
       answer: answerText,
       captured: wantsCapture && captureError === undefined,
@@ -182,7 +183,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 /** The status and answer a request gets from its checks alone: 405, 401, 400, or `status`. */
 function firstAnswer(method: string, signature: SignatureCheck, parsed: ParsedJson, status: number): [number, unknown] {
   if (method !== "POST") return [405, { error: "only POST is accepted" }];
-  if (signature === "invalid" || signature === "missing") return [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
+  if (refused(signature)) return [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
   if (!parsed.ok) return [400, { error: `the body is not JSON: ${parsed.error}` }];
   return [status, { ok: true }];
 }
@@ -206,10 +207,19 @@ function writeCapture(capture: AppendFile, lines: readonly string[]): { error: O
   }
 }
 
+function refused(signature: SignatureCheck): boolean {
+  return signature === "invalid" || signature === "missing";
+}
+
+function signatureHeader(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers[SIGNATURE_HEADER.toLowerCase()];
+  return typeof header === "string" ? header : undefined;
+}
+
 function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders, body: Buffer): SignatureCheck {
   if (secret === undefined) return "unchecked";
-  const header = headers[SIGNATURE_HEADER.toLowerCase()];
-  if (typeof header !== "string") return "missing";
+  const header = signatureHeader(headers);
+  if (header === undefined) return "missing";
   const verdict = verifyBody(secret, body, header);
   return verdict.ok ? (verdict.kind === "batch" ? "valid-batch" : "valid") : "invalid";
 }

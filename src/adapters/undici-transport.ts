@@ -1,4 +1,5 @@
 import * as nodeTls from "node:tls";
+import { isObject, requireArgument } from "../core/arguments.js";
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
 import type { HttpTransport, TransportResult } from "../core/deliver.js";
 import { InFlightRequests } from "./in-flight-requests.js";
@@ -38,6 +39,13 @@ type TlsOptions = { rejectUnauthorized: true; ca?: string[] };
  * deadline sweeper and one abort listener per transport (InFlightRequests).
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): ClosableTransport {
+  requireArgument(isObject(options), "options", "an object", options);
+  requireArgument(
+    options.ca === undefined || (Array.isArray(options.ca) && options.ca.every((pem) => typeof pem === "string")),
+    "ca",
+    "a list of PEM strings",
+    options.ca,
+  );
   const ca = options.ca === undefined || options.ca.length === 0 ? undefined : [...defaultCertificates(), ...options.ca];
   const tls: TlsOptions = { rejectUnauthorized: true, ...(ca === undefined ? {} : { ca }) };
   const connect = options.connectTimeoutMs === undefined ? tls : { ...tls, timeout: options.connectTimeoutMs };

@@ -59,11 +59,11 @@ export function renderDryRun(output: Output, cases: readonly BuiltCase[], url: s
     output.result(`# ${definition.name} (${kind}): ${definition.sends}; passes: ${definition.passes}`);
     const requests = [
       ...built.requests.map((request) => ({ request, probe: false })),
-      ...(built.probe === undefined ? [] : [{ request: built.probe, probe: true }]),
+      ...(built.probe === undefined ? [] : [{ request: built.probe.request, probe: true }]),
     ];
     for (const [index, { request, probe }] of requests.entries()) {
       output.record({ dryRun: true, case: definition.name, request: index + 1, ...(probe ? { probe: true } : {}), method: "POST", url, ...request });
-      if (probe) output.result("(sent only when the exact bytes above are refused with a 4xx: the same event as JSON.stringify writes it)");
+      if (probe) output.result(`(sent only when the exact bytes above are refused with a 4xx: ${built.probe?.sends})`);
       const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
       output.result(`POST ${url}\n${headers.join("\n")}\n\n${request.body}\n`);
     }

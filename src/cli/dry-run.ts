@@ -5,7 +5,7 @@ import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookT
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";
-import { USER_AGENT } from "../version.js";
+import { destinationUserAgent } from "../version.js";
 import type { Output } from "./render.js";
 
 /**
@@ -18,7 +18,7 @@ export function printDryRun(output: Output, request: DryRunRequest, given: Desti
   // A subscription's request goes to its own mapped URL, method and headers.
   const destination = routed === undefined ? given : requestDestination(given, routed);
   if (routed !== undefined) context = { ...context, subscription: routed.subscription, events: routed.events.length };
-  const headers = buildRequestHeaders(request.signedText ?? body, USER_AGENT, destination.sharedSecret, routed?.json ?? true);
+  const headers = buildRequestHeaders(request.signedText ?? body, destinationUserAgent(destination.mode), destination.sharedSecret, routed?.json ?? true);
   const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
@@ -75,7 +75,8 @@ export function renderVerboseEvent(output: Output, label: string, body: string, 
   const c = output.err;
   if (event.type === "attempt") {
     const target = destination.targets.find((each) => redactUrl(each.url) === event.url);
-    const headers = target === undefined ? {} : headersShown(buildRequestHeaders(body, USER_AGENT, destination.sharedSecret), target);
+    const headers =
+      target === undefined ? {} : headersShown(buildRequestHeaders(body, destinationUserAgent(destination.mode), destination.sharedSecret), target);
     output.log(
       `${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(
         Object.entries(headers)

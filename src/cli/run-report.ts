@@ -2,11 +2,13 @@ import type { Destination } from "../config/resolve.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import { deliveryRecord } from "../core/delivery-record.js";
 import { formatDurationMs } from "../core/duration.js";
+import { describeSkipped } from "../core/message/skip.js";
+import { untrusted } from "../core/untrusted.js";
 import type { Readable } from "node:stream";
 import type { JournalState, OutcomeCounts } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
 import { runExitCode, wholeRunCounts, type RunOptions, type RunSummary } from "../engine/run-deliveries.js";
-import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
+import { type DeliveryJob, type JobOutcome, skipKindOf } from "../engine/delivery-job.js";
 import type { FailureStop } from "../engine/failure-streak.js";
 import type { RunFiles } from "../engine/run-files.js";
 import { printDryRun, renderVerboseEvent } from "./dry-run.js";
@@ -65,12 +67,13 @@ function renderOutcome(
     // Each invalid line keeps its own line (it names a line to fix): it ends a group of failures.
     failures?.end();
     output.log(jobLine(output, job, outcome, reason));
-  }
+  } else if (outcome === "skipped" && failures === undefined) output.log(`${job.label ?? `line ${job.number}`}: skipped: ${untrusted(String(reason))}`);
   if (!output.json || outcome === "dry-run") return;
   const message = job.prepared.ok ? job.prepared.message : undefined;
   output.record({
     ...(job.origin ?? { line: job.number }),
     outcome,
+    ...(outcome === "skipped" ? { skip: skipKindOf(job) ?? "integrations" } : {}),
     ...(message === undefined ? {} : { type: message.type, messageId: message.messageId ?? null }),
     ...(reason === undefined ? {} : { reason }),
     ...(report === undefined ? {} : deliveryRecord(report)),
@@ -83,7 +86,7 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
   const c = output.out;
   const parts = [
     c.green(`${summary.delivered} delivered`),
-    `${summary.skipped} skipped by integrations`,
+    ...describeSkipped(summary),
     summary.invalid > 0 ? c.red(`${summary.invalid} invalid`) : "0 invalid",
     summary.failed > 0 ? c.red(`${summary.failed} failed`) : "0 failed",
   ];
@@ -102,7 +105,7 @@ export function warnFailureStop(output: Output, stop: FailureStop, next: string)
 }
 
 function describeCounts(counts: OutcomeCounts): string {
-  return `${counts.delivered} delivered, ${counts.skipped} skipped by integrations, ${counts.invalid} invalid, ${counts.failed} failed`;
+  return [`${counts.delivered} delivered`, ...describeSkipped(counts), `${counts.invalid} invalid`, `${counts.failed} failed`].join(", ");
 }
 
 /**

@@ -4,8 +4,9 @@ import { fitsInBatch } from "../core/batch.js";
 import { formatDurationMs } from "../core/duration.js";
 import { buildIngestMessage } from "../core/message/ingest-message.js";
 import { redactUrl } from "../core/redact.js";
+import { kindOf } from "../core/arguments.js";
 import { VERSION } from "../version.js";
-import { AnalyticsError, positive, resolveAnalyticsOptions, type AnalyticsOptions, type AnalyticsSettings } from "./analytics-options.js";
+import { AnalyticsError, closeTimeoutMs, resolveAnalyticsOptions, type AnalyticsOptions, type AnalyticsSettings } from "./analytics-options.js";
 import { BatchSender, type AnalyticsEvents, type DeliveryFailure, type Pending, type QueuedMessage } from "./batch-sender.js";
 
 /** The fields of every call, as the seed's messages name them. */
@@ -98,8 +99,13 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    */
   enqueue(type: string, fields: object, callback?: Callback): QueuedMessage {
     if (this.closed) throw new AnalyticsError("E_CLOSED", "the client is closed (or closing): the message was not queued");
-    const input = { ...fields, type, ...("timestamp" in fields && fields.timestamp instanceof Date ? { timestamp: fields.timestamp.toISOString() } : {}) };
-    const built = buildIngestMessage(input, { now: () => new Date(this.settings.clock.now()), newId: randomUUID }, { name: "wh", version: VERSION });
+    const input = messageOf(type, fields, callback);
+    const built = buildIngestMessage(
+      input,
+      { now: () => new Date(this.settings.clock.now()), newId: randomUUID },
+      { name: "wh", version: VERSION },
+      this.settings.keepOwnLibrary,
+    );
     if (!built.ok) throw new AnalyticsError(built.code, built.error);
     const message: QueuedMessage = { type: built.type, messageId: built.messageId };
     if (!fitsInBatch(this.queue.length, this.queueBytes, built.bytes)) this.flushQueue("the next message would pass 500 KB");
@@ -125,9 +131,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * everything was delivered.
    */
   async close(options: { timeoutMs?: number | undefined } = {}): Promise<{ unsent: QueuedMessage[] }> {
+    const timeoutMs = closeTimeoutMs("timeoutMs", options, DEFAULT_CLOSE_TIMEOUT_MS);
     if (this.closed) return { unsent: [] };
     this.closed = true;
-    const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS);
     this.flushQueue("close()");
     // Wall-clock time, whatever clock the client was given: close() must end for its caller.
     let timer: NodeJS.Timeout | undefined;
@@ -149,8 +155,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   }
 
   /** analytics-node's name for close(): flushes, waits at most `timeout` ms (default 75 s), then stops what is left. */
-  async closeAndFlush({ timeout }: { timeout?: number | undefined } = {}): Promise<void> {
-    await this.close({ timeoutMs: timeout });
+  async closeAndFlush(options: { timeout?: number | undefined } = {}): Promise<void> {
+    await this.close({ timeoutMs: closeTimeoutMs("timeout", options, DEFAULT_CLOSE_TIMEOUT_MS) });
   }
 
   /** Where batches go (`{endpoint}/v1/batch`), for reports: a password in it masked. */
@@ -191,4 +197,20 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const sending = this.sender.send(batch, why).finally(() => this.inFlight.delete(sending));
     this.inFlight.add(sending);
   }
+}
+
+/**
+ * A call's fields as a message of `type`, a Date timestamp as its ISO text. What the types forbid
+ * (no object, a callback that is not a function, an invalid Date) is refused here, before it
+ * could fail as a TypeError, or later when its batch ends.
+ */
+function messageOf(type: string, fields: unknown, callback: unknown): Record<string, unknown> {
+  if (typeof fields !== "object" || fields === null || Array.isArray(fields))
+    throw new AnalyticsError("E_INVALID_MESSAGE", `${type}(fields): fields must be an object of the message's fields (got ${kindOf(fields)})`);
+  if (callback !== undefined && typeof callback !== "function")
+    throw new AnalyticsError("E_INVALID_OPTION", `${type}(fields, callback): callback must be a function (got ${kindOf(callback)})`);
+  const { timestamp } = fields as { timestamp?: unknown };
+  if (!(timestamp instanceof Date)) return { ...fields, type };
+  if (Number.isNaN(timestamp.getTime())) throw new AnalyticsError("E_INVALID_MESSAGE", "timestamp: an invalid Date");
+  return { ...fields, type, timestamp: timestamp.toISOString() };
 }

@@ -1,4 +1,5 @@
 import type { EventEmitter } from "node:events";
+import { fanOutOf } from "../core/any-signal.js";
 import { batchBody } from "../core/batch.js";
 import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
 import { formatDurationMs } from "../core/duration.js";
@@ -78,7 +79,7 @@ export class BatchSender {
   constructor(
     private readonly settings: AnalyticsSettings,
     /** Stops every batch: the `signal` option, or close() past its time. */
-    private readonly signal: AbortSignal,
+    private readonly stopAll: AbortSignal,
     private readonly events: EventEmitter<AnalyticsEvents>,
   ) {}
 
@@ -111,18 +112,20 @@ export class BatchSender {
     const body = bodyAt();
     const bytes = Buffer.byteLength(body);
     log?.(`analytics: flush ${messages.length} messages, ${bytes} bytes (${why})`);
-    const report = await deliverMessage(body, {
-      targets: [{ url: this.settings.url, headers: { Authorization: this.settings.authorization } }],
-      transport: this.settings.transport,
-      clock,
-      policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: this.settings.maxAttempts, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
-      timeoutMs: this.settings.timeoutMs,
-      userAgent: USER_AGENT,
-      signal: this.signal,
-      perAttempt: (attempt): { body: string; headers: Record<string, string> } =>
-        attempt === 1 ? { body, headers: {} } : { body: bodyAt(), headers: { "X-Retry-Count": String(attempt - 1) } },
-      onEvent: (event) => this.onDeliveryEvent(event, messages),
-    });
+    const report = await fanOutOf(this.stopAll).run((signal) =>
+      deliverMessage(body, {
+        targets: [{ url: this.settings.url, headers: { Authorization: this.settings.authorization } }],
+        transport: this.settings.transport,
+        clock,
+        policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: this.settings.maxAttempts, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
+        timeoutMs: this.settings.timeoutMs,
+        userAgent: USER_AGENT,
+        signal,
+        perAttempt: (attempt): { body: string; headers: Record<string, string> } =>
+          attempt === 1 ? { body, headers: {} } : { body: bodyAt(), headers: { "X-Retry-Count": String(attempt - 1) } },
+        onEvent: (event) => this.onDeliveryEvent(event, messages),
+      }),
+    );
     this.ended({ messages, bytes, report }, batch);
   }
 

@@ -16,6 +16,8 @@ import { ConfigError, UsageError } from "../core/errors.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "./destination.js";
 import { loadConfig } from "./load.js";
 import type { DestinationMode } from "../core/message/prepare.js";
+import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
+import { loadEventFilter } from "../adapters/tsub.js";
 import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
 
@@ -60,6 +62,10 @@ export interface Destination {
   timeoutMs: number;
   /** A Webhooks (Actions) destination's subscriptions: each event goes to those its triggers match, as each maps it (targets is then empty). */
   subscriptions?: SubscriptionSet | undefined;
+  /** Destination filters as configured: the source's own, else the top level's. */
+  filters?: FilterConfig[] | undefined;
+  /** The enabled ones as one function, applied to each event before it is shaped; absent when none is. */
+  filter?: EventFilter | undefined;
 }
 
 export type { HttpMethod } from "./destination.js";
@@ -101,7 +107,10 @@ export async function resolveDeliverySettings(
       subscriptions,
       secret ?? (config.sharedSecret === undefined ? undefined : { value: config.sharedSecret, origin: "config file" }),
     );
-    return { configPath: filepath, destinations: [destination], caFiles: flags.ca ?? [], cwd, timeoutMs: destination.timeoutMs, retryWindowMs, maxAttempts };
+    // Destination filters run before the subscriptions, as Segment applies them before the destination's actions.
+    const { filters } = config;
+    const filtered = filters === undefined ? destination : { ...destination, filters, filter: await loadEventFilter(filters) };
+    return { configPath: filepath, destinations: [filtered], caFiles: flags.ca ?? [], cwd, timeoutMs: destination.timeoutMs, retryWindowMs, maxAttempts };
   }
   let chosen = chooseSources(config, flags.source, selection);
   if (flags.url !== undefined && flags.url.length > 0) {
@@ -112,12 +121,13 @@ export async function resolveDeliverySettings(
   if (chosen.every((choice) => choice.webhooks.length === 0)) {
     throw new UsageError("no webhook URL to deliver to", { hint: "pass --url URL, or set webhooks in a config file (.whrc.json)" });
   }
-  const destinations = chosen.map((choice): Destination => {
+  const destinations = chosen.map(async (choice): Promise<Destination> => {
     const webhooks = choice.webhooks.map((hook) => ({ url: hook.url, headers: { ...hook.headers, ...flagHeaders } }));
     const checked = parseWebhooks(webhooks);
     // Flag headers go to every URL: one issue each, not one per URL.
     if (!checked.ok) throw new ConfigError([...new Set(checked.issues.map(flagIssue))], { source: "the flags" });
     const shape = deliveryShapeOf(flags, choice, config);
+    const filters = choice.filters ?? config.filters;
     return {
       source: choice.source,
       writeKey: choice.writeKey,
@@ -127,9 +137,10 @@ export async function resolveDeliverySettings(
       targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
+      ...(filters === undefined ? {} : { filters, filter: await loadEventFilter(filters) }),
     };
   });
-  return { configPath: filepath, destinations, caFiles: flags.ca ?? [], cwd, timeoutMs, retryWindowMs, maxAttempts };
+  return { configPath: filepath, destinations: await Promise.all(destinations), caFiles: flags.ca ?? [], cwd, timeoutMs, retryWindowMs, maxAttempts };
 }
 
 /** The subscriptions of --subscriptions FILE, else of the config, compiled with Segment's engines (loaded only then). */
@@ -218,6 +229,7 @@ interface SourceChoice {
   mode?: DestinationMode | undefined;
   method?: HttpMethod | undefined;
   batchSize?: number | undefined;
+  filters?: FilterConfig[] | undefined;
 }
 
 /** The mode, method and batch size: flags, then the source's, then the config's top level. */
@@ -241,6 +253,7 @@ export function chooseSources(config: WhConfig, name: string | undefined, select
       mode: value.mode,
       method: value.method,
       batchSize: value.batchSize,
+      filters: value.filters,
     }),
   );
   if (sources.length === 0) {

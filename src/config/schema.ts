@@ -5,6 +5,8 @@ import { redactUrlText } from "../core/redact.js";
 import { safeParse } from "../core/schema-check.js";
 import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
 import { nameSubscriptionIssues, subscriptionsSchema } from "../core/destination/subscriptions.js";
+import { filtersSchema } from "./filters-schema.js";
+import type { FilterConfig } from "../core/destination/filters.js";
 
 /** The most webhook URLs one destination may have (the seed's limit). */
 export const MAX_WEBHOOKS = 5;
@@ -81,6 +83,8 @@ const deliveryShape = {
   mode: z.optional(z.enum(["classic", "actions"])),
   method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
   batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_ACTIONS_BATCH_SIZE))),
+  /** Destination filters (a source's own replace the top level's): see filters-schema.ts. */
+  filters: z.optional(filtersSchema),
 };
 
 const sourceSchema = z.strictObject({
@@ -173,6 +177,12 @@ export function parseConfig(input: unknown): ParseConfigResult {
   if (parsed.success) return { ok: true, value: parsed.data };
   const raw = typeof input === "object" && input !== null ? (input as { subscriptions?: unknown }).subscriptions : undefined;
   return { ok: false, issues: nameSubscriptionIssues(formatIssues(parsed.error), raw) };
+}
+
+/** Validates destination filters given to the library's sender, with the config's rules. */
+export function parseFilters(input: unknown): { ok: true; value: FilterConfig[] } | { ok: false; issues: string[] } {
+  const parsed = safeParse(filtersSchema, input);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, issues: formatIssues(parsed.error) };
 }
 
 /** Validates webhooks given on the command line, with the same rules as the file's. */

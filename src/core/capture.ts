@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { explainMismatch } from "./explain-signature.js";
+import { refusalReason } from "./explain-signature.js";
 import { isJsonObject } from "./message/parse-json.js";
 import { redactHeaders, redactRequestTarget } from "./redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "./sign.js";
@@ -56,12 +56,12 @@ export type CaptureVerdict = "valid" | "valid-batch" | "batch-event" | "invalid"
  */
 export function verifyCapture(secret: string, record: CaptureRecord): { verdict: CaptureVerdict; reason?: string } {
   const signature = Object.entries(record.headers).find(([name]) => name.toLowerCase() === SIGNATURE_HEADER.toLowerCase())?.[1];
-  if (signature === undefined) return { verdict: "missing", reason: `no ${SIGNATURE_HEADER} header` };
+  const body = Buffer.from(record.body, "utf8");
+  if (signature === undefined) return { verdict: "missing", reason: refusalReason(secret, body, signature) };
   if (record.batch !== undefined && record.batch.index > 0)
     return { verdict: "batch-event", reason: `event ${record.batch.index + 1} of ${record.batch.count} of a batch signed over its first event` };
-  const body = Buffer.from(record.body, "utf8");
   const verdict = verifyBody(secret, body, signature);
   // A batch's first event is recorded as that event's text, which is what the signature covers.
   if (verdict.ok) return { verdict: verdict.kind === "batch" || record.batch !== undefined ? "valid-batch" : "valid" };
-  return { verdict: "invalid", reason: explainMismatch(secret, body, signature) };
+  return { verdict: "invalid", reason: refusalReason(secret, body, signature) };
 }

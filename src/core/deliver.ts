@@ -1,5 +1,7 @@
+import { isBody, isObject, MAX_TIMER_MS, requireArgument } from "./arguments.js";
 import type { Clock } from "./clock.js";
 import type { DestinationMode } from "./message/prepare.js";
+import { MAX_REDIRECTS, redirectedRequest, type RedirectableRequest } from "./redirect.js";
 import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
@@ -26,12 +28,12 @@ export function destinationTimeoutMs(mode: DestinationMode): number {
  * body is sent as its UTF-8 bytes, the same bytes the signature was computed over.
  */
 export interface HttpTransport {
-  /** Sends the body with `method` (default POST). */
+  /** Sends the body with `method` (default POST; GET, with an empty body, only after a redirect that asks for it). */
   post(
     url: URL,
     headers: Record<string, string>,
     body: string | Uint8Array,
-    options: { signal: AbortSignal; timeoutMs: number; method?: "POST" | "PUT" | "PATCH" | undefined },
+    options: { signal: AbortSignal; timeoutMs: number; method?: "GET" | "POST" | "PUT" | "PATCH" | undefined },
   ): Promise<TransportResult>;
 }
 
@@ -70,6 +72,8 @@ export interface DeliveryOptions {
   sharedSecret?: string | undefined;
   /** POST (default), PUT or PATCH. */
   method?: "POST" | "PUT" | "PATCH" | undefined;
+  /** Follow redirects as Segment's Actions destinations do (core/redirect.ts); otherwise a 3xx is the answer. */
+  followRedirects?: boolean | undefined;
   /**
    * What X-Signature is computed over, when not the body: the first event of an Actions batch,
    * as Segment signs batches.
@@ -94,6 +98,9 @@ export interface DeliveryOptions {
  * Content-Type (a request without a body).
  */
 export function buildRequestHeaders(body: string | Uint8Array, userAgent: string, sharedSecret: string | undefined, json = true): Record<string, string> {
+  requireArgument(isBody(body), "body", "a string or bytes", body);
+  requireArgument(typeof userAgent === "string", "userAgent", "a string", userAgent);
+  requireArgument(sharedSecret === undefined || typeof sharedSecret === "string", "sharedSecret", "a string or undefined", sharedSecret);
   const headers: Record<string, string> = json ? { "Content-Type": "application/json", "User-Agent": userAgent } : { "User-Agent": userAgent };
   if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
   return headers;
@@ -130,6 +137,7 @@ function urlLabel(url: URL): string {
  * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
  */
 export async function deliverMessage(body: string, options: DeliveryOptions): Promise<DeliveryReport> {
+  checkDelivery(body, options);
   const { clock, onEvent } = options;
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
@@ -149,6 +157,28 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   };
   if (report.outcome === "failed") onEvent?.({ type: "failed", report });
   return report;
+}
+
+/** What plain JavaScript may get wrong before the first attempt: the rest is typed data read as it goes. */
+function checkDelivery(body: string, options: DeliveryOptions): void {
+  requireArgument(typeof body === "string", "body", "a string", body);
+  requireArgument(isObject(options), "options", "an object of DeliveryOptions", options);
+  const { targets, transport, clock, timeoutMs } = options;
+  requireArgument(
+    Array.isArray(targets) && targets.length > 0 && targets.every((target) => target?.url instanceof URL),
+    "options.targets",
+    "a list of { url: URL, headers }",
+    targets,
+  );
+  requireArgument(typeof transport?.post === "function", "options.transport", "an HttpTransport, with post()", transport);
+  requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
+  requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
+  requireArgument(
+    typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS,
+    "options.timeoutMs",
+    `a number from 1 to ${MAX_TIMER_MS}`,
+    timeoutMs,
+  );
 }
 
 /**
@@ -192,11 +222,13 @@ async function deliverToTarget(
     onEvent?.({ type: "attempt", url, attempt: report.attempts });
     const sentAtMs = clock.now();
     const attempt = options.perAttempt?.(report.attempts);
-    const outcome = await options.transport.post(target.url, attempt === undefined ? headers : { ...headers, ...attempt.headers }, attempt?.body ?? body, {
-      signal,
-      timeoutMs: options.timeoutMs,
-      method: options.method,
-    });
+    const request = {
+      url: target.url,
+      method: options.method ?? "POST",
+      headers: attempt === undefined ? headers : { ...headers, ...attempt.headers },
+      body: attempt?.body ?? body,
+    };
+    const outcome = await postOnce(request, options, signal);
     if (outcome.kind === "error" && outcome.code === "aborted") return report;
     report.last = outcome;
     const nowMs = clock.now();
@@ -221,6 +253,31 @@ async function deliverToTarget(
     await clock.sleep(decision.delayMs, signal);
   }
   return report;
+}
+
+/**
+ * One attempt: the request and, when redirects are followed, the requests they ask for, all
+ * within the one timeout (actions-core's request client times the whole fetch, redirects
+ * included). Past MAX_REDIRECTS the attempt fails as node-fetch's does.
+ */
+async function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  const { transport, timeoutMs, clock } = options;
+  const post = (request: RedirectableRequest, ms: number): Promise<AttemptOutcome> =>
+    transport.post(request.url, request.headers, request.body, { signal, timeoutMs: ms, method: request.method });
+  const startedAtMs = clock.now();
+  const outcome = await post(first, timeoutMs);
+  if (options.followRedirects !== true) return outcome;
+  let last = outcome;
+  let request = first;
+  for (let followed = 0; ; followed += 1) {
+    const next = redirectedRequest(request, last);
+    if (next === undefined) return last;
+    if (followed === MAX_REDIRECTS) return { kind: "error", code: "other", message: `more than ${MAX_REDIRECTS} redirects` };
+    const leftMs = timeoutMs - (clock.now() - startedAtMs);
+    if (leftMs <= 0) return { kind: "error", code: "timeout", message: `no response within ${timeoutMs}ms, redirects included` };
+    request = next;
+    last = await post(request, leftMs);
+  }
 }
 
 /**

@@ -23,10 +23,11 @@ export class WhError extends Error {
   }
 }
 
-/** Bad flags or arguments: exit 2. */
+/** Bad flags or arguments, or a library call given what it cannot take: exit 2. */
 export class UsageError extends WhError {
-  constructor(message: string, options: WhErrorOptions = {}) {
-    super("E_USAGE", message, 2, options);
+  /** `code` is E_USAGE but for a subclass with codes of its own (the Analytics client's). */
+  constructor(message: string, options: WhErrorOptions = {}, code = "E_USAGE") {
+    super(code, message, 2, options);
   }
 }
 

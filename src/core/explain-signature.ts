@@ -1,11 +1,24 @@
+import { requireArgument } from "./arguments.js";
 import { parseJson } from "./message/parse-json.js";
-import { batchEvents, verifySignature } from "./sign.js";
+import { batchEvents, SIGNATURE_HEADER, verifySignature } from "./sign.js";
+
+/**
+ * Why a request's signature was refused: missing, or what most likely went wrong. One text for
+ * every place that shows it (wh listen's line and --json record, its inspector page, wh verify
+ * --capture), so that none says less than another.
+ */
+export function refusalReason(secret: string, body: Uint8Array, signature: string | undefined): string {
+  return signature === undefined ? `no ${SIGNATURE_HEADER} header` : explainMismatch(secret, body, signature);
+}
 
 /**
  * Says what most likely went wrong when a signature does not match a body, by trying the
  * usual accidents: a trailing newline added or lost, and the JSON re-serialised.
  */
 export function explainMismatch(secret: string, body: Uint8Array, signature: string): string {
+  requireArgument(typeof secret === "string", "secret", "a string", secret);
+  requireArgument(body instanceof Uint8Array, "body", "bytes (a Uint8Array or Buffer)", body);
+  requireArgument(typeof signature === "string", "signature", "a string", signature);
   const given = signature.trim();
   if (!/^[0-9a-fA-F]{40}$/.test(given)) return explainMalformed(given);
   const text = Buffer.from(body).toString("utf8");

@@ -1,4 +1,5 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
+import { isBody, requireArgument } from "./arguments.js";
 import { parseJsonOrThrow } from "./message/parse-json.js";
 
 /** The name of the header that carries the signature. */
@@ -8,6 +9,7 @@ const SIGNATURE_PATTERN = /^[0-9a-fA-F]{40}$/;
 
 /** Lowercase hex HMAC-SHA1 of the exact body bytes, keyed with the shared secret. */
 export function signBody(secret: string, body: Uint8Array | string): string {
+  requireArgument(isBody(body), "body", "a string or bytes", body);
   return createHmac("sha1", secretKey(secret)).update(body).digest("hex");
 }
 
@@ -26,6 +28,7 @@ const MAX_KEYS = 16;
 function secretKey(secret: string): KeyObject {
   let key = keys.get(secret);
   if (key === undefined) {
+    requireArgument(typeof secret === "string", "secret", "a string", secret);
     if (keys.size >= MAX_KEYS) keys.clear();
     key = createSecretKey(Buffer.from(secret, "utf8"));
     keys.set(secret, key);
@@ -40,6 +43,8 @@ export type VerifyResult = { ok: true } | { ok: false; reason: "malformed-signat
  * 40 hex characters is invalid, not an error. Upper-case hex is accepted.
  */
 export function verifySignature(secret: string, body: Uint8Array | string, signature: string): VerifyResult {
+  requireArgument(isBody(body), "body", "a string or bytes", body);
+  requireArgument(typeof signature === "string", "signature", "a string", signature);
   const candidate = signature.trim();
   if (!SIGNATURE_PATTERN.test(candidate)) return { ok: false, reason: "malformed-signature" };
   const expected = createHmac("sha1", secretKey(secret)).update(body).digest();

@@ -7,7 +7,7 @@ import type { Clock } from "../core/clock.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import { requestDestination } from "./request-destination.js";
 import { DEFAULT_RETRY_POLICY } from "../core/retry-policy.js";
-import { USER_AGENT } from "../version.js";
+import { destinationUserAgent } from "../version.js";
 import { AttemptsInFlight, type InFlight } from "./attempts-in-flight.js";
 import { RetryWaits, type WaitReason } from "./retry-waits.js";
 
@@ -98,9 +98,10 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         clock,
         policy: { ...policy, statuses: destination.mode },
         timeoutMs: destination.timeoutMs,
-        userAgent: USER_AGENT,
+        userAgent: destinationUserAgent(destination.mode),
         sharedSecret: destination.sharedSecret,
         method: destination.method,
+        followRedirects: destination.mode === "actions",
         signedText: options.signedText,
         withoutContentType: options.withoutContentType,
         signal: options.signal,

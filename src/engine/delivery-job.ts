@@ -1,5 +1,6 @@
 import type { FinishedOutcome } from "../adapters/journal.js";
 import type { PrepareResult } from "../core/message/prepare.js";
+import type { SkipKind } from "../core/message/skip.js";
 import type { OutputWriteError } from "../core/errors.js";
 
 /** One event to deliver: where it came from, and what preparing it gave. */
@@ -22,9 +23,15 @@ export interface DeliveryJob {
 
 export type JobOutcome = "delivered" | "skipped" | "invalid" | "failed" | "interrupted" | "dry-run";
 
+/** A skipped job's kind of skip (integrations, filtered, unmatched); undefined for any other. */
+export function skipKindOf(job: DeliveryJob): SkipKind | undefined {
+  return job.prepared.ok && !job.prepared.message.enabled ? job.prepared.message.skipKind : undefined;
+}
+
 /** Where the runner records each job that ended: a replay's journal, `wh serve`'s spool. */
 export interface FinishedLog {
-  markFinished(number: number, original: string, outcome: FinishedOutcome): void;
+  /** `skip`: a skipped job's kind, for a log that keeps it (a replay's journal). */
+  markFinished(number: number, original: string, outcome: FinishedOutcome, skip?: SkipKind): void;
   /** A job that ended without an outcome (interrupted): not recorded, its event is still to deliver. */
   markUnfinished?(number: number): void;
   /** Writes what was marked; throws OutputWriteError when the disk refuses. */

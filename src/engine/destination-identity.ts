@@ -28,6 +28,8 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
             batchSize,
           })),
         }),
+    // Filters decide what is sent: a resume under other filters is another run (none: the fingerprint of before).
+    ...(destination.filters === undefined ? {} : { filters: destination.filters }),
   });
   const urls =
     destination.subscriptions === undefined
@@ -39,6 +41,7 @@ export function destinationIdentity(destination: Destination): DestinationIdenti
     destination.mode === "classic" || destination.subscriptions !== undefined
       ? ""
       : `${destination.mode} mode, ${destination.method}${destination.batchSize > 1 ? `, batches of ${destination.batchSize}` : ""}`,
+    destination.filters === undefined ? "" : `filters ${sha256(JSON.stringify(destination.filters)).slice(0, 8)}`,
   ].filter(Boolean);
   const hidden: [string, string][] = destination.targets.flatMap((target) => {
     const where = destination.targets.length === 1 ? "" : ` for ${redactUrl(target.url)}`;

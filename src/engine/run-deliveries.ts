@@ -284,6 +284,8 @@ export function wholeRunCounts(summary: RunSummary): OutcomeCounts {
   return {
     delivered: earlier.delivered + summary.delivered,
     skipped: earlier.skipped + summary.skipped,
+    filtered: earlier.filtered + summary.filtered,
+    unmatched: earlier.unmatched + summary.unmatched,
     invalid: earlier.invalid + summary.invalid,
     failed: earlier.failed + summary.failed,
   };

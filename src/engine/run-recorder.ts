@@ -2,11 +2,13 @@ import type { OutcomeCounts } from "../adapters/journal.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { DeadLetterRecord } from "../core/dead-letter.js";
 import { deliveryRecord } from "../core/delivery-record.js";
+import { countSkip, type SkipCounts } from "../core/message/skip.js";
 import { OutputWriteError } from "../core/errors.js";
-import type { DeadLetterLog, DeliveryJob, FinishedLog, JobOutcome } from "./delivery-job.js";
+import { type DeadLetterLog, type DeliveryJob, type FinishedLog, type JobOutcome, skipKindOf } from "./delivery-job.js";
 import { FailureStreak, type FailureStop } from "./failure-streak.js";
 
-export interface RunCounts {
+/** `filtered` and `unmatched` (SkipCounts) are of the `skipped`. */
+export interface RunCounts extends SkipCounts {
   delivered: number;
   skipped: number;
   invalid: number;
@@ -46,7 +48,17 @@ export class RunRecorder {
     private readonly options: RecorderOptions,
     private readonly stopRun: () => void,
   ) {
-    this.counts = { delivered: 0, skipped: 0, invalid: 0, failed: 0, unfinished: 0, dryRun: 0, alreadyFinished: sumCounts(options.earlier) };
+    this.counts = {
+      delivered: 0,
+      skipped: 0,
+      filtered: 0,
+      unmatched: 0,
+      invalid: 0,
+      failed: 0,
+      unfinished: 0,
+      dryRun: 0,
+      alreadyFinished: sumCounts(options.earlier),
+    };
     this.streak = new FailureStreak(options.maxFailures);
   }
 
@@ -71,11 +83,13 @@ export class RunRecorder {
       return;
     }
     this.counts[outcome] += 1;
+    const skip = outcome === "skipped" ? skipKindOf(job) : undefined;
+    countSkip(this.counts, skip);
     if (this.streak.note(outcome, report)) this.stopRun();
     if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
       deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report, subscriptions))}\n`);
       this.deadJobs.push({ job, outcome });
-    } else journal?.markFinished(job.number, job.original, outcome);
+    } else journal?.markFinished(job.number, job.original, outcome, skip);
     if (!this.flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());

@@ -1,20 +1,26 @@
 import { randomUUID } from "node:crypto";
+import * as z from "zod/mini";
 import { systemClock } from "../adapters/system-clock.js";
 import { NOT_UTF8, decodeUtf8 } from "../adapters/utf8.js";
-import { parseWebhooks } from "../config/schema.js";
+import { parseFilters, parseWebhooks } from "../config/schema.js";
+import { loadEventFilter } from "../adapters/tsub.js";
+import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
+import type { SkipKind } from "../core/message/skip.js";
 import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
 import type { Destination } from "../config/resolve.js";
-import { withAnySignal } from "../core/any-signal.js";
+import { fanOutOf, withAnySignal } from "../core/any-signal.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import { type DeliveryEvent, type DeliveryReport, destinationTimeoutMs } from "../core/deliver.js";
-import { ConfigError, InputError, UsageError } from "../core/errors.js";
+import { InputError, UsageError } from "../core/errors.js";
 import { type DestinationMode, prepareMessage } from "../core/message/prepare.js";
-import type { AttemptOutcome } from "../core/retry-policy.js";
 import { batchEvents } from "../core/sign.js";
-import { createDeliverer, type Deliverer } from "../engine/deliverer.js";
+import { createDeliverer } from "../engine/deliverer.js";
 import type { SubscriptionSet } from "../core/destination/subscriptions.js";
-import type { MessageStamps } from "../core/message/prepare.js";
-import { loadSubscriptionSet, sendRoutedMessage, type SubscriptionDelivery } from "./subscription-send.js";
+import { loadSubscriptionSet, sendToSubscriptions, subscriptionDestination, type SubscriptionDelivery } from "./subscription-send.js";
+import { type AttemptRecord, recordAttempt } from "./attempt-history.js";
+
+export type { AttemptRecord } from "./attempt-history.js";
+import { aClock, aFunction, anAbortSignal, millisecondsOf, numberOf, parseSettings } from "./settings.js";
 
 /** One webhook URL, with the static headers sent to it. */
 export type WebhookUrl = string | URL | { url: string | URL; headers?: Record<string, string> | undefined };
@@ -49,6 +55,11 @@ export interface WebhookSenderSettings {
   clock?: Clock | undefined;
   /** The messageId of a message without one: a random UUID unless given. */
   newId?: (() => string) | undefined;
+  /**
+   * Destination filters, as Segment's Public API returns them (`{ if, actions, enabled, title }`),
+   * applied to each message object before it is shaped; none by default. Raw bodies are not filtered.
+   */
+  filters?: readonly FilterConfig[] | undefined;
 }
 
 /** One subscription as Segment's Public API returns it. */
@@ -63,20 +74,13 @@ export interface SubscriptionInput {
   settings: Record<string, unknown>;
 }
 
-/** One attempt's answer or error, and how long the sender then waited before the next. */
-export interface AttemptRecord {
-  url: string;
-  attempt: number;
-  outcome: AttemptOutcome;
-  durationMs: number;
-  retryInMs?: number | undefined;
-}
-
 /** A DeliveryReport, with every attempt, and what was sent. */
 export interface SendReport extends Omit<DeliveryReport, "outcome"> {
-  /** skipped: the message's `integrations` turn the Webhooks destination off (or actions mode never sends its type). */
+  /** skipped: the message's `integrations` turn the Webhooks destination off (or actions mode never sends its type), or a filter dropped it. */
   outcome: DeliveryReport["outcome"] | "skipped";
   skipReason?: string | undefined;
+  /** Set when skipped: integrations, filtered (skipReason names the filter) or unmatched. */
+  skipKind?: SkipKind | undefined;
   messageId: string | undefined;
   /** The exact bytes sent (and signed, unless an Actions batch: its first event). With subscriptions: the event as Segment holds it. */
   body: string;
@@ -105,41 +109,70 @@ export interface WebhookSender {
   close(): Promise<void>;
 }
 
+const senderSettings = z.object({
+  // Checked by the configuration file's rules (parseWebhooks), once each URL is a string.
+  webhooks: z.optional(z.unknown()),
+  // Checked by the config's subscription schema, then Segment's engines (loadSubscriptionSet).
+  subscriptions: z.optional(z.unknown()),
+  sharedSecret: z.optional(z.string().check(z.minLength(1, "must not be empty: give the secret, or leave it out to send unsigned"))),
+  mode: z.optional(z.enum(["classic", "actions"])),
+  method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
+  timeoutMs: z.optional(millisecondsOf(1)),
+  retryWindowMs: z.optional(numberOf({ min: 0 })),
+  maxAttempts: z.optional(numberOf({ min: 1, whole: true })),
+  ca: z.optional(z.array(z.string())),
+  cwd: z.optional(z.string()),
+  env: z.optional(z.record(z.string(), z.optional(z.string()))),
+  clock: z.optional(aClock()),
+  newId: z.optional(aFunction<() => string>()),
+  // Checked by the configuration file's rules (parseFilters).
+  filters: z.optional(z.unknown()),
+});
+
+const sendOptions = z.object({ signal: z.optional(anAbortSignal()), onEvent: z.optional(aFunction<(event: DeliveryEvent) => void>()) });
+
 /** The CLI's delivery engine behind one call: validation, signing, Segment's retry rules, --ca and proxies. */
 export async function createWebhookSender(settings: WebhookSenderSettings): Promise<WebhookSender> {
-  const routed = settings.subscriptions === undefined ? undefined : await loadSubscriptionSet(settings.subscriptions);
-  const destination = destinationOf(settings, routed);
-  const clock = settings.clock ?? systemClock;
-  const stamps = clockStamps(clock, settings.newId ?? randomUUID);
+  const checked = parseSettings(senderSettings, settings, "createWebhookSender(settings): settings");
+  if (!checked.ok) throw new UsageError(checked.problem);
+  const given = checked.value;
+  const routed = given.subscriptions === undefined ? undefined : await loadSubscriptionSet(given.subscriptions);
+  const destination = destinationOf(given, routed);
+  const filter = await loadEventFilter(filtersOf(given.filters));
+  const clock = given.clock ?? systemClock;
+  const stamps = clockStamps(clock, given.newId ?? randomUUID);
   const deliverer = await createDeliverer(
     {
       configPath: undefined,
       destinations: [destination],
-      caFiles: [...(settings.ca ?? [])],
-      cwd: settings.cwd ?? process.cwd(),
+      caFiles: [...(given.ca ?? [])],
+      cwd: given.cwd ?? process.cwd(),
       timeoutMs: destination.timeoutMs,
-      retryWindowMs: atLeast("retryWindowMs", settings.retryWindowMs, 0) ?? DEFAULT_RETRY_WINDOW_MS,
-      maxAttempts: atLeast("maxAttempts", settings.maxAttempts, 1) ?? Number.POSITIVE_INFINITY,
+      retryWindowMs: given.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS,
+      maxAttempts: given.maxAttempts ?? Number.POSITIVE_INFINITY,
     },
-    { env: settings.env ?? process.env, clock },
+    { env: given.env ?? process.env, clock },
   );
   const closing = new AbortController();
   return {
     async send(message, options = {}) {
-      if (routed !== undefined) return sendToSubscriptionsOf(message, { set: routed, destination, deliverer, stamps, closing: closing.signal }, options);
-      const request = requestOf(message, destination.mode, stamps);
+      const { signal, onEvent } = optionsOf(options);
+      if (routed !== undefined)
+        return sendToSubscriptions(message, { set: routed, destination, deliverer, stamps, filter, closing: closing.signal }, { signal, onEvent });
+      const request = requestOf(message, destination.mode, stamps, filter);
       if (request.skipReason !== undefined) return skipped(request);
       const history: AttemptRecord[] = [];
-      const signals = options.signal === undefined ? [closing.signal] : [options.signal, closing.signal];
-      const report = await withAnySignal(signals, (signal) =>
+      const deliver = (each: AbortSignal): Promise<DeliveryReport> =>
         deliverer.deliver(request.body, destination, {
-          signal,
+          signal: each,
           signedText: request.signedText,
           onEvent: (event) => {
-            record(history, event);
-            options.onEvent?.(event);
+            recordAttempt(history, event);
+            onEvent?.(event);
           },
-        }),
+        });
+      const report = await fanOutOf(closing.signal).run((closed) =>
+        signal === undefined ? deliver(closed) : fanOutOf(signal).run((own) => withAnySignal([own, closed], deliver)),
       );
       return { ...report, messageId: request.messageId, body: request.body, history };
     },
@@ -150,65 +183,21 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   };
 }
 
-/**
- * A message to a destination's subscriptions (sendRoutedMessage), reported as one: delivered when
- * every subscription's request was, aborted when one was cut, failed otherwise.
- */
-async function sendToSubscriptionsOf(
-  message: Record<string, unknown> | string | Uint8Array,
-  context: { set: SubscriptionSet; destination: Destination; deliverer: Deliverer; stamps: MessageStamps; closing: AbortSignal },
-  options: SendOptions,
-): Promise<SendReport> {
-  if (typeof message === "string" || message instanceof Uint8Array) {
-    throw new UsageError("with subscriptions, send a Segment message object: each subscription maps the event, not a body");
-  }
-  const history: AttemptRecord[] = [];
-  const signals = options.signal === undefined ? [context.closing] : [options.signal, context.closing];
-  const onEvent = (event: DeliveryEvent): void => {
-    record(history, event);
-    options.onEvent?.(event);
-  };
-  const sent = await sendRoutedMessage(message, { ...context, signals, onEvent });
-  const reports = sent.deliveries.flatMap((delivery) => (delivery.report === undefined ? [] : [delivery.report]));
-  const outcomes = sent.deliveries.map((delivery) => delivery.outcome);
-  const outcome =
-    sent.skipReason !== undefined
-      ? "skipped"
-      : outcomes.includes("aborted")
-        ? "aborted"
-        : outcomes.every((each) => each === "delivered")
-          ? "delivered"
-          : "failed";
-  return {
-    outcome,
-    skipReason: sent.skipReason,
-    messageId: sent.messageId,
-    body: sent.deliveries[0]?.body ?? "",
-    deliveredTo: reports.find((report) => report.outcome === "delivered")?.deliveredTo,
-    attempts: reports.reduce((sum, report) => sum + report.attempts, 0),
-    durationMs: Math.max(0, ...reports.map((report) => report.durationMs)),
-    targets: reports.flatMap((report) => report.targets),
-    history,
-    subscriptions: sent.deliveries,
-  };
+function optionsOf(options: SendOptions): SendOptions {
+  const checked = parseSettings(sendOptions, options, "send(message, options): options");
+  if (!checked.ok) throw new UsageError(checked.problem);
+  return checked.value;
 }
 
-function destinationOf(settings: WebhookSenderSettings, routed: SubscriptionSet | undefined): Destination {
-  if (routed !== undefined) return subscriptionDestinationOf(settings, routed);
+function destinationOf(settings: z.output<typeof senderSettings>, routed: SubscriptionSet | undefined): Destination {
+  if (routed !== undefined) return subscriptionDestination(settings, routed);
   if (settings.webhooks === undefined) throw new UsageError("give webhooks (the URLs to deliver to) or subscriptions");
   const mode = settings.mode ?? "classic";
   const method = settings.method ?? "POST";
   checkDeliveryShape({ mode, method, batchSize: 1 }, { mode: "mode", method: "method", batchSize: "batchSize" });
-  const given = Array.isArray(settings.webhooks) ? settings.webhooks : [settings.webhooks as WebhookUrl];
-  const checked = parseWebhooks(
-    given.map((hook) => (typeof hook === "string" || hook instanceof URL ? { url: String(hook) } : { ...hook, url: String(hook.url) })),
-  );
-  if (!checked.ok)
-    throw new ConfigError(
-      checked.issues.map((issue) => (issue.startsWith("[") ? `webhooks${issue}` : `webhooks: ${issue}`)),
-      { source: "the sender's settings" },
-    );
-  if (settings.sharedSecret === "") throw new UsageError("sharedSecret is empty: give the secret, or leave it out to send unsigned");
+  const given: unknown[] = Array.isArray(settings.webhooks) ? settings.webhooks : [settings.webhooks];
+  const checked = parseWebhooks(given.map(asWebhookEntry));
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => settingIssue("webhooks", issue)).join("; "));
   return {
     source: undefined,
     writeKey: undefined,
@@ -219,37 +208,28 @@ function destinationOf(settings: WebhookSenderSettings, routed: SubscriptionSet 
     mode,
     method,
     batchSize: 1,
-    timeoutMs: atLeast("timeoutMs", settings.timeoutMs, 1) ?? destinationTimeoutMs(mode),
+    timeoutMs: settings.timeoutMs ?? destinationTimeoutMs(mode),
   };
 }
 
-/** With subscriptions, the URLs, methods and headers are the mappings': the settings that set them otherwise are refused. */
-function subscriptionDestinationOf(settings: WebhookSenderSettings, routed: SubscriptionSet): Destination {
-  const refused =
-    settings.webhooks !== undefined ? "webhooks" : settings.method !== undefined ? "method" : settings.mode === "classic" ? "mode classic" : undefined;
-  if (refused !== undefined) throw new UsageError(`${refused} cannot be used with subscriptions: each subscription's mapping sets its url, method and headers`);
-  if (settings.sharedSecret === "") throw new UsageError("sharedSecret is empty: give the secret, or leave it out to send unsigned");
-  return {
-    source: undefined,
-    writeKey: undefined,
-    enabled: true,
-    targets: [],
-    sharedSecret: settings.sharedSecret,
-    secretOrigin: undefined,
-    mode: "actions",
-    method: "POST",
-    batchSize: 1,
-    timeoutMs: atLeast("timeoutMs", settings.timeoutMs, 1) ?? destinationTimeoutMs("actions"),
-    subscriptions: routed,
-  };
+function filtersOf(filters: unknown): FilterConfig[] | undefined {
+  if (filters === undefined) return undefined;
+  const checked = parseFilters(filters);
+  if (!checked.ok) throw new UsageError(checked.issues.map((issue) => settingIssue("filters", issue)).join("; "));
+  return checked.value;
 }
 
-/** A number setting: absent, or a number at least `min`. */
-function atLeast(name: string, value: number | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || Number.isNaN(value) || value < min)
-    throw new UsageError(`${name} must be a number of at least ${min} (got ${String(value)})`);
-  return value;
+/** An issue of a setting's schema under the setting's name: `filters[0].if: …` inside it, `filters: …` for the whole. */
+function settingIssue(setting: string, issue: string): string {
+  return issue.startsWith("[") ? `${setting}${issue}` : `${setting}: ${issue}`;
+}
+
+/** A WebhookUrl as the configuration file writes a webhook; anything else is left for its rules to refuse. */
+function asWebhookEntry(hook: unknown): unknown {
+  if (typeof hook === "string" || hook instanceof URL) return { url: String(hook) };
+  if (typeof hook !== "object" || hook === null) return hook;
+  const { url } = hook as { url?: unknown };
+  return url instanceof URL ? { ...hook, url: String(url) } : hook;
 }
 
 /** What one send puts on the wire. */
@@ -258,30 +238,28 @@ interface Outgoing {
   signedText?: string | undefined;
   messageId: string | undefined;
   skipReason?: string | undefined;
+  skipKind?: SkipKind | undefined;
 }
 
-function requestOf(message: Record<string, unknown> | string | Uint8Array, mode: DestinationMode, stamps: ReturnType<typeof clockStamps>): Outgoing {
+function requestOf(
+  message: Record<string, unknown> | string | Uint8Array,
+  mode: DestinationMode,
+  stamps: ReturnType<typeof clockStamps>,
+  filter: EventFilter | undefined,
+): Outgoing {
   if (typeof message === "string" || message instanceof Uint8Array) {
     const body = typeof message === "string" ? message : decodeUtf8(Buffer.from(message.buffer, message.byteOffset, message.byteLength));
     if (body === undefined) throw new InputError(`the body is ${NOT_UTF8}`);
     const first = mode === "actions" ? batchEvents(body)?.[0] : undefined;
     return { body, signedText: first === undefined ? undefined : JSON.stringify(first), messageId: undefined };
   }
-  const prepared = prepareMessage(message, stamps, { mode });
+  const prepared = prepareMessage(message, stamps, { mode, filter });
   if (!prepared.ok) throw new InputError(`invalid message: ${prepared.error}`, { hint: "nothing was sent" });
-  const { body, messageId, enabled, skipReason } = prepared.message;
-  return { body, messageId, skipReason: enabled ? undefined : skipReason };
+  const { body, messageId, enabled, skipReason, skipKind } = prepared.message;
+  return enabled ? { body, messageId } : { body, messageId, skipReason, skipKind };
 }
 
 function skipped(request: Outgoing): SendReport {
-  const { body, messageId, skipReason } = request;
-  return { outcome: "skipped", skipReason, messageId, body, deliveredTo: undefined, attempts: 0, durationMs: 0, targets: [], history: [] };
-}
-
-function record(history: AttemptRecord[], event: DeliveryEvent): void {
-  if (event.type === "response") history.push({ url: event.url, attempt: event.attempt, outcome: event.outcome, durationMs: event.durationMs });
-  else if (event.type === "retry") {
-    const last = history.findLast((entry) => entry.url === event.url && entry.attempt === event.attempt);
-    if (last !== undefined) last.retryInMs = event.delayMs;
-  }
+  const { body, messageId, skipReason, skipKind } = request;
+  return { outcome: "skipped", skipReason, skipKind, messageId, body, deliveredTo: undefined, attempts: 0, durationMs: 0, targets: [], history: [] };
 }

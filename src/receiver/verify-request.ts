@@ -1,88 +1,146 @@
 import { UsageError } from "../core/errors.js";
 import { parseJson } from "../core/message/parse-json.js";
-import { verifyBody } from "../core/sign.js";
+import { verifySignature } from "../core/sign.js";
+import { type CheckedOptions, checkBatches, checkSecret, checkSettings, describeValue } from "./options.js";
 
 /** Request headers as node:http, Express and Fastify give them, or a fetch `Headers`. */
 export type RequestHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
 
-export interface VerifyRequestInput {
+export interface VerifyRequestInput<Batches extends boolean = false> {
   /** The raw body bytes as they arrived (not `JSON.stringify` of a parsed body: that is not what was signed). */
   body: Uint8Array | string;
   headers: RequestHeaders;
   secret: string;
+  /** Accept Actions batches, whose signature covers their first event only (see WebhookOptions). */
+  batches?: Batches | undefined;
 }
 
-/** Why a request is refused: its signature (401), its JSON (400), or its size (413). */
-export type RejectReason = "missing-signature" | "malformed-signature" | "mismatch" | "invalid-json" | "too-large";
+/**
+ * Why a request is refused: its signature (401); its JSON, an array body on a route that takes no
+ * batches, or a body the client stopped sending (400); its size (413).
+ */
+export type RejectReason = "missing-signature" | "malformed-signature" | "mismatch" | "invalid-json" | "batch-refused" | "aborted" | "too-large";
 
-/** A request whose X-Signature holds, with its body parsed. */
-export interface VerifiedWebhook {
-  /** The parsed JSON: one event, or an Actions batch (an array). */
+/** One event whose signature covers the whole body. */
+export interface SingleWebhook {
+  kind: "single";
+  /** The parsed JSON, every byte of it signed. */
   body: unknown;
   /** The bytes that were verified. */
   raw: Uint8Array;
-  /** single: the signature covers the whole body. batch: an Actions batch, signed over its first event only. */
-  kind: "single" | "batch";
 }
 
-export type RequestVerdict = { ok: true; webhook: VerifiedWebhook } | { ok: false; status: 400 | 401 | 413; reason: RejectReason };
+/**
+ * An Actions batch (only with `batches: true`). Segment signs a batch over its first event alone:
+ * `signed` is that event; `unsigned` holds the others, which the signature does NOT cover. Anyone
+ * who has seen one signed event can send it with any events of their own after it: treat
+ * `unsigned` as the sender's word, not Segment's.
+ */
+export interface BatchWebhook {
+  kind: "batch";
+  /** The first event, the one the signature covers. */
+  signed: unknown;
+  /** The other events: not covered by the signature, anyone could have added them. */
+  unsigned: unknown[];
+  /** The bytes received (of which only the first event is signed). */
+  raw: Uint8Array;
+}
 
-export const TOO_LARGE: Rejected = { ok: false, status: 413, reason: "too-large" };
+/** What a verified request is: one signed event, or, where batches are accepted, a batch too. */
+export type VerifiedWebhook<Batches extends boolean = boolean> = Batches extends true ? SingleWebhook | BatchWebhook : SingleWebhook;
 
-/** A body larger than this is refused unread (413) unless an adapter is given its own limit. */
-export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+export type Rejected = { ok: false; status: 400 | 401 | 413; reason: RejectReason };
 
-/** What every adapter takes. */
-export interface WebhookOptions {
-  /** The destination's shared secret. */
-  secret: string;
-  /** The largest body read (default 5 MiB); a larger one is answered 413. */
-  maxBytes?: number | undefined;
+export type RequestVerdict<Batches extends boolean = boolean> = { ok: true; webhook: VerifiedWebhook<Batches> } | Rejected;
+
+const refused = (status: Rejected["status"], reason: RejectReason): Rejected => ({ ok: false, status, reason });
+export const TOO_LARGE = refused(413, "too-large");
+export const ABORTED = refused(400, "aborted");
+
+/** What each refusal is, in a few words. */
+export const REJECTED: Record<RejectReason, string> = {
+  "missing-signature": "invalid signature",
+  "malformed-signature": "invalid signature",
+  mismatch: "invalid signature",
+  "invalid-json": "invalid JSON body",
+  "batch-refused": "batch not accepted",
+  aborted: "request body incomplete",
+  "too-large": "body too large",
+};
+
+/** What a refused request is answered: its status, and a short JSON reason (nothing of the request in it). */
+export function rejection({ status, reason }: Rejected): { status: number; body: string } {
+  return { status, body: JSON.stringify({ error: REJECTED[reason], reason }) };
 }
 
 /**
  * Checks a request as Segment's Webhooks destinations sign it: X-Signature, the hex HMAC-SHA1 of
- * the raw body (or, for an Actions batch, of its first event), compared in constant time; then the
- * body is parsed. Nothing of the request is trusted before the signature holds.
+ * the raw body, compared in constant time; then the body is parsed. Nothing of the request is
+ * trusted, or parsed, before the signature holds. An array body is refused (400 batch-refused)
+ * unless `batches` is true: then an Actions batch, signed over its first event only, passes as a
+ * BatchWebhook that keeps the unsigned events apart. A missing or empty secret throws.
  */
-export function verifyRequest({ body, headers, secret }: VerifyRequestInput): RequestVerdict {
+export function verifyRequest<Batches extends boolean = false>(input: VerifyRequestInput<Batches>): RequestVerdict<Batches> {
+  const given = checkSettings(input, "verifyRequest input", ["body", "headers", "secret", "batches"]);
+  const body = given.body;
+  if (typeof body !== "string" && !(body instanceof Uint8Array))
+    throw new UsageError(`body must be the raw body as it arrived, a string or a Uint8Array (got ${describeValue(body)})`);
+  const headers = given.headers;
+  if (!(headers instanceof Headers) && (typeof headers !== "object" || headers === null || Array.isArray(headers)))
+    throw new UsageError(`headers must be a Headers or an object of header values by name (got ${describeValue(headers)})`);
+  const options = { secret: checkSecret(given.secret), batches: checkBatches(given.batches) };
+  return verifyBytes(typeof body === "string" ? Buffer.from(body, "utf8") : body, headers as RequestHeaders, options) as RequestVerdict<Batches>;
+}
+
+/** verifyRequest for what the adapters read, their options checked when they were made. */
+export function verifyBytes(raw: Uint8Array, headers: RequestHeaders, { secret, batches }: Pick<CheckedOptions, "secret" | "batches">): RequestVerdict {
   const signature = headerOf(headers, "x-signature");
-  if (signature === undefined) return { ok: false, status: 401, reason: "missing-signature" };
-  const verdict = verifyBody(secret, body, signature);
-  if (!verdict.ok) return { ok: false, status: 401, reason: verdict.reason };
-  const raw = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  const parsed = parseJson(typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
-  if (!parsed.ok) return { ok: false, status: 400, reason: "invalid-json" };
-  return { ok: true, webhook: { body: parsed.value, raw, kind: verdict.kind } };
+  if (signature === undefined) return refused(401, "missing-signature");
+  const whole = verifySignature(secret, raw, signature);
+  if (!whole.ok && whole.reason === "malformed-signature") return refused(401, whole.reason);
+  // An array is a batch: refused unread by a route that takes none (a classic destination never sends one).
+  const array = startsArray(raw);
+  if (array && !batches) return refused(400, "batch-refused");
+  if (whole.ok) {
+    const parsed = parseJson(textOf(raw));
+    return parsed.ok ? { ok: true, webhook: { kind: "single", body: parsed.value, raw } } : refused(400, "invalid-json");
+  }
+  return array ? verifyBatch(raw, signature, secret) : refused(401, "mismatch");
+}
+
+/**
+ * A batch as Segment's Actions destination signs it: the compact JSON of its first event
+ * (segmentio/action-destinations, destinations/webhook/index.ts, extendRequest). Finding that
+ * event means parsing the body unverified: the price of accepting batches.
+ */
+function verifyBatch(raw: Uint8Array, signature: string, secret: string): RequestVerdict {
+  const parsed = parseJson(textOf(raw));
+  if (!parsed.ok || !Array.isArray(parsed.value) || parsed.value.length === 0) return refused(401, "mismatch");
+  const [signed, ...unsigned] = parsed.value as unknown[];
+  if (!verifySignature(secret, JSON.stringify(signed), signature).ok) return refused(401, "mismatch");
+  return { ok: true, webhook: { kind: "batch", signed, unsigned, raw } };
+}
+
+function textOf(raw: Uint8Array): string {
+  return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8");
+}
+
+/** Whether a JSON text is an array: its first byte past JSON's whitespace is "[". Nothing is parsed. */
+function startsArray(raw: Uint8Array): boolean {
+  for (const byte of raw) {
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return byte === 0x5b;
+  }
+  return false;
 }
 
 /** One header's value, its name in any case. Several of it is no valid signature (an empty one). */
 function headerOf(headers: RequestHeaders, name: string): string | undefined {
   const key = headers instanceof Headers ? undefined : Object.keys(headers).find((each) => each.toLowerCase() === name);
-  const value = headers instanceof Headers ? headers.get(name) : key === undefined ? undefined : headers[key];
+  const value: unknown = headers instanceof Headers ? headers.get(name) : key === undefined ? undefined : headers[key];
   if (value === null || value === undefined) return undefined;
   // node:http and fetch join a repeated header with ", ".
   if (typeof value === "string") return value.includes(",") ? "" : value;
-  return value.length === 1 ? value[0] : "";
-}
-
-export type Rejected = Extract<RequestVerdict, { ok: false }>;
-
-/** What each refusal is, in a word. */
-export const REJECTED: Record<Rejected["status"], string> = { 400: "invalid JSON body", 401: "invalid signature", 413: "body too large" };
-
-/** What a refused request is answered: its status, and a short JSON reason (nothing of the request in it). */
-export function rejection({ status, reason }: Rejected): { status: number; body: string } {
-  return { status, body: JSON.stringify({ error: REJECTED[status], reason }) };
-}
-
-/** The options, checked when the adapter is made: no secret must never mean "accept everything". */
-export function checkOptions(options: WebhookOptions): Required<WebhookOptions> {
-  if (typeof options?.secret !== "string" || options.secret === "")
-    throw new UsageError("secret is missing or empty: a webhook receiver needs the destination's shared secret");
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!(maxBytes > 0)) throw new UsageError(`maxBytes must be a positive number of bytes (got ${String(options.maxBytes)})`);
-  return { secret: options.secret, maxBytes };
+  return Array.isArray(value) && value.length === 1 && typeof value[0] === "string" ? value[0] : "";
 }
 
 /** The verified webhook of each request an adapter let through, by the request object. */
@@ -90,10 +148,11 @@ const verified = new WeakMap<object, VerifiedWebhook>();
 
 /**
  * The webhook an adapter verified for this request (Express's or node:http's `req`, Fastify's
- * `request`, Hono's `c.req.raw`): its parsed body, raw bytes and kind. Throws when none did.
+ * `request`, Hono's `c.req.raw`): a SingleWebhook (`body`), or, on a route with `batches: true`,
+ * perhaps a BatchWebhook (`signed`, `unsigned`): check `kind`. Throws when none was verified.
  */
 export function webhookOf(request: object): VerifiedWebhook {
-  const webhook = verified.get(request);
+  const webhook = typeof request === "object" && request !== null ? verified.get(request) : undefined;
   if (webhook === undefined) throw new UsageError("no verified webhook for this request: is the wh webhook middleware mounted on its route?");
   return webhook;
 }

@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, makeTempDir } from "../cli/run-wh.js";
+import { hmacHex, lines, makeTempDir } from "../cli/run-wh.js";
 import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
@@ -29,13 +29,13 @@ async function open(url: string): Promise<{ page: Page; dialogs: string[] }> {
   return { page, dialogs };
 }
 
-// Hidden rows are the ones a filter leaves out.
-const rows = (page: Page) => page.locator("[data-testid=rows] [data-testid=row]:not([hidden])");
+// The rows a person sees: a filter's hidden attribute counts only if the row really leaves the screen.
+const rows = (page: Page) => page.locator("[data-testid=rows] [data-testid=row]").filter({ visible: true });
 
 describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", () => {
   it("shows each request live with its verdict; opens, filters, resends, copies; and shows hostile text as text", async () => {
     const other = await receiver();
-    const { listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
+    const { wh, listening, inspector } = await startWithUi(["listen", "--secret", SECRET], SECRET);
     const { page, dialogs } = await open(inspector);
 
     const signed = '{"version":1,"type":"track","userId":"u1","event":"Order Completed","messageId":"m-1","timestamp":"2026-11-22T10:00:00.000Z"}';
@@ -58,6 +58,9 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     // Open the forged one: the --explain reason, its headers, its body pretty and raw.
     await rows(page).nth(2).click();
     await expect.poll(() => page.getByTestId("detail-verdict").textContent()).toContain("a trailing newline");
+    // The reason wh listen's own line gives (its --json record here), word for word.
+    const refused = lines(wh.stdout()).map((line) => JSON.parse(line) as { signature?: string; reason?: string });
+    expect(await page.getByTestId("detail-verdict").textContent()).toBe(`invalid: ${refused.find((record) => record.signature === "invalid")?.reason}`);
     expect(await page.getByTestId("detail-headers").textContent()).toContain("x-signature");
     expect(await page.getByTestId("detail-body").textContent()).toContain('"name": "Home"');
     await page.getByTestId("toggle-raw").click();
@@ -67,6 +70,11 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     // Filters: by verdict, by user, by type.
     await page.getByTestId("filter-verdict").selectOption("invalid");
     await expect.poll(() => rows(page).count()).toBe(1);
+    // On screen: the row just under the one left is no row at all (before, every row stayed there).
+    const left = await rows(page).first().boundingBox();
+    const [x, y] = [(left?.x ?? 0) + 20, (left?.y ?? 0) + (left?.height ?? 0) * 1.5];
+    const under = await page.evaluate(`document.elementFromPoint(${x}, ${y})?.closest("[data-testid=row]")?.textContent ?? null`);
+    expect(under).toBeNull();
     await page.getByTestId("filter-verdict").selectOption("");
     await page.getByTestId("filter-user").fill("u4");
     await expect.poll(() => rows(page).count()).toBe(1);

@@ -10,9 +10,10 @@ import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
 
 afterAll(removeTempDirs);
 
-/** The files `wh …args` loaded, as Node's require cache holds them when it exits. */
-async function filesLoaded(args: readonly string[], env: Record<string, string> = {}): Promise<string[]> {
+/** The files `wh …args` loaded (in a directory with `config` as its .whrc.json, if given), as Node's require cache holds them when it exits. */
+async function filesLoaded(args: readonly string[], env: Record<string, string> = {}, config?: object): Promise<string[]> {
   const cwd = await makeTempDir();
+  if (config !== undefined) await writeFile(join(cwd, ".whrc.json"), JSON.stringify(config));
   const preload = join(cwd, "list-loaded.cjs");
   const list = join(cwd, "loaded.json");
   await writeFile(
@@ -28,6 +29,21 @@ async function filesLoaded(args: readonly string[], env: Record<string, string> 
 const isUndici = (file: string): boolean => /[\\/]undici(\.cjs$|[\\/])/.test(file);
 /** Segment's engines (actions-core, FQL) and the module that loads them: only with subscriptions. */
 const isSegmentEngine = (file: string): boolean => /[\\/](@segment[\\/]|segment-engines\.cjs$)/.test(file);
+/** @segment/tsub, the bundle's file of it or the package: loaded only for a config with destination filters. */
+const isTsub = (file: string): boolean => /[\\/](segment-tsub\.cjs$|@segment[\\/]tsub[\\/])/.test(file);
+const DRY_SEND = ["send", "track", "--event", "X", "--user-id", "u", "--url", "http://127.0.0.1:9/", "--dry-run"];
+
+/**
+ * The bundle's files among `loaded` that hold the package `name`: esbuild names each module it
+ * bundles in a comment, `// node_modules/zod/...` (`// ../../main/node_modules/zod/...` when
+ * node_modules is a link out of the tree).
+ */
+async function bundling(loaded: readonly string[], name: string): Promise<string[]> {
+  const comment = new RegExp(`^// (?:\\S*/)?node_modules/${name}/`, "m");
+  const bundled = [...new Set(loaded.filter((file) => /[\\/]cli-bundle[\\/]/.test(file)))];
+  const texts = await Promise.all(bundled.map((file) => readFile(file, "utf8")));
+  return bundled.filter((_, index) => comment.test(texts[index] as string));
+}
 
 describe("what the bundled CLI loads", () => {
   it("wh sign and wh verify never load undici", async () => {
@@ -40,10 +56,8 @@ describe("what the bundled CLI loads", () => {
 
   it("wh sign and wh verify load no zod (bundled into a file they read, it would be set up at every start)", async () => {
     const loaded = [...(await filesLoaded(["sign", "body.json"])), ...(await filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]))];
-    const bundled = [...new Set(loaded.filter((file) => /[\\/]cli-bundle[\\/]/.test(file)))];
-    expect(bundled.length).toBeGreaterThan(1);
-    // esbuild names each module it bundles in a comment: `// node_modules/zod/...`.
-    for (const file of bundled) expect(await readFile(file, "utf8"), file).not.toMatch(/^\/\/ node_modules\/zod\//m);
+    expect(loaded.filter((file) => /[\\/]cli-bundle[\\/]/.test(file)).length).toBeGreaterThan(1);
+    expect(await bundling(loaded, "zod")).toEqual([]);
   });
 
   it("wh send loads undici once, from the bundle's own file", async () => {
@@ -82,5 +96,21 @@ describe("what the bundled CLI loads", () => {
     ]);
     expect(routed.some((file) => file.endsWith("segment-engines.cjs"))).toBe(true);
     expect(routed.some((file) => /[\\/]node_modules[\\/]@segment[\\/]actions-core[\\/]/.test(file))).toBe(true);
+  });
+
+  it("wh sign, wh verify and a wh send without filters never load @segment/tsub; a send with filters loads it from the bundle's own file", async () => {
+    const plain = await Promise.all([
+      filesLoaded(["sign", "body.json"]),
+      filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]),
+      filesLoaded(DRY_SEND),
+    ]);
+    const filters = [{ if: "event = 'Other'", actions: [{ type: "DROP" }] }];
+    const filtered = await filesLoaded(DRY_SEND, {}, { filters });
+
+    for (const loaded of plain) expect(loaded.filter(isTsub)).toEqual([]);
+    // Nor is it bundled into a file they read.
+    expect(await bundling(plain.flat(), "@segment/tsub")).toEqual([]);
+    expect(plain[2]?.some((file) => file.endsWith("send.cjs"))).toBe(true);
+    expect(filtered.filter(isTsub).map((file) => file.split(/[\\/]/).slice(-2).join("/"))).toEqual(["cli-bundle/segment-tsub.cjs"]);
   });
 });

@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import express from "express";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CASE_NAMES } from "../../src/core/check/case-names.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
@@ -40,10 +41,14 @@ async function startReceiver(answer: Answer): Promise<Receiver> {
       answer(request, Buffer.concat(chunks), response);
     });
   });
+  return listening(server, () => count);
+}
+
+async function listening(server: Server, count: () => number): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const receiver = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    count: () => count,
+    count,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -75,11 +80,53 @@ function answer(response: ServerResponse, status: number, text = ""): void {
 }
 
 /** Verifies with `signed`, then lets `then` answer (default 200). */
-function verifying(signed: (body: Buffer) => Buffer | string, then: Answer = (_request, _body, response) => answer(response, 200, "ok")): Answer {
-  return (request, body, response) => (signatureMatches(request, signed(body)) ? then(request, body, response) : answer(response, 401, "bad signature"));
+function verifying(
+  signed: (body: Buffer) => Buffer | string,
+  then: Answer = (_request, _body, response) => answer(response, 200, "ok"),
+  refusal = 401,
+): Answer {
+  return (request, body, response) => (signatureMatches(request, signed(body)) ? then(request, body, response) : answer(response, refusal, "bad signature"));
 }
 
 const correct = verifying(correctlySigned);
+
+// Three correct receivers, written from Segment's own documentation and code.
+
+/**
+ * (a) The sample of segment-docs' Webhooks destination page (src/connections/destinations/catalog/
+ * webhooks/index.md, "Authentication"): express.json() parses the body, then the HMAC-SHA1 of
+ * JSON.stringify(req.body) is compared with X-Signature.
+ */
+function segmentDocsSample(): Promise<Receiver> {
+  let count = 0;
+  const app = express();
+  app.post("/hook", express.json(), (request, response) => {
+    count += 1;
+    const digest = createHmac("sha1", SECRET)
+      .update(Buffer.from(JSON.stringify(request.body), "utf-8"))
+      .digest("hex");
+    if (request.headers["x-signature"] === digest) response.send("ok");
+    else response.status(401).send("bad signature");
+  });
+  return listening(createServer(app), () => count);
+}
+
+/**
+ * (b) How action-destinations' own webhook test checks a signature (destinations/webhook/
+ * __test__/webhook.test.ts): the body parsed as JSON, the HMAC-SHA1 of JSON.stringify of it, or
+ * of its first element when it is an array (a batch), compared in constant time; 400 otherwise.
+ */
+const actionDestinationsTest = verifying(
+  (body) => {
+    const parsed = JSON.parse(body.toString("utf8")) as unknown;
+    return JSON.stringify(Array.isArray(parsed) ? parsed[0] : parsed);
+  },
+  undefined,
+  400,
+);
+
+/** (c) The raw bytes, as received, compared in constant time (a batch included: its whole body). */
+const rawBytes = verifying((body) => body);
 
 async function check(receiver: Receiver, args: readonly string[] = [], options: Parameters<typeof runInProcess>[1] = {}) {
   return runInProcess(["check", receiver.url, "--secret", SECRET, ...args], options);
@@ -113,7 +160,7 @@ describe("wh check: a correct receiver (raw bytes, constant-time comparison)", (
     for (const name of CASE_NAMES.filter((each) => !CLASSIC_SKIPPED.includes(each))) expect(result.stdout).toMatch(new RegExp(`✔ pass  ${name} `));
     expect(result.stdout).toContain("- skip  batch");
     expect(result.stdout).toMatch(/burst .*p50 \d+ms, p99 \d+ms \(advisory\)/);
-    expect(result.stdout).toContain("16 passed, 0 failed, 1 skipped");
+    expect(result.stdout).toContain("17 passed, 0 failed, 1 skipped");
   });
 
   it("passes every case in actions mode, the batch signed over its first event included", async () => {
@@ -123,6 +170,86 @@ describe("wh check: a correct receiver (raw bytes, constant-time comparison)", (
     expect(outcomes(result.stdout)).toEqual({ pass: CASE_NAMES.filter((name) => !ACTIONS_SKIPPED.includes(name)), skip: ACTIONS_SKIPPED });
     const summary = JSON.parse(result.stdout.trim().split("\n").at(-1) as string);
     expect(summary).toEqual({ summary: true, cases: CASE_NAMES.length, passed: CASE_NAMES.length - 1, failed: 0, warned: 0, skipped: 1, exitCode: 0 });
+  });
+
+  it("sends the independent cases side by side, --concurrency at once: a slow receiver costs about its slowest case, not the sum", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const timers = new Set<NodeJS.Timeout>();
+    const receiver = await startReceiver((request, body, response) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      // About a second per answer, well within Segment's 5 s.
+      const timer = setTimeout(() => {
+        inFlight -= 1;
+        correct(request, body, response);
+      }, 1_000);
+      timers.add(timer);
+    });
+    const result = await check(receiver, ["--skip", "burst", "--json"]);
+    for (const timer of timers) clearTimeout(timer);
+    expect(result.code).toBe(0);
+    // One after another, never more than one request would have been in flight (the burst, which
+    // sends 10 at once by itself, is skipped here).
+    expect(most).toBe(10);
+    // Shown in the cases' order whatever order they were answered in.
+    const shown = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { case?: string }).case);
+    expect(shown.filter((name) => name !== undefined)).toEqual(CASE_NAMES.filter((name) => name !== "burst"));
+  });
+});
+
+describe("wh check: receivers written from Segment's documentation pass every required case", () => {
+  it.each([
+    ["(a) segment-docs' sample: express.json(), then JSON.stringify(req.body)", segmentDocsSample, true],
+    ["(b) action-destinations' test verifier: JSON.stringify of the parsed body", () => startReceiver(actionDestinationsTest), true],
+    ["(c) a raw-bytes verifier", () => startReceiver(rawBytes), false],
+  ])("%s: exit 0", async (_name, start, reserialises) => {
+    const receiver = await start();
+    const result = await check(receiver, ["--json"]);
+    expect(result.code, result.stdout).toBe(0);
+    const by = outcomes(result.stdout);
+    expect(by.fail).toBeUndefined();
+    expect(by.warn).toEqual(reserialises ? ["unicode-escaped"] : undefined);
+    if (!reserialises) return;
+    // The advisory names what the receiver verifies, why it holds with Segment, and the risk.
+    const record = JSON.parse(result.stdout.split("\n").find((line) => line.includes('"unicode-escaped"')) as string);
+    expect(record.reason).toMatch(/^refused the exact bytes \(HTTP 40[01]: bad signature\) but accepted the same event as JSON\.stringify writes it/);
+    expect(record.reason).toContain("your receiver verifies JSON.stringify(req.body), not the raw bytes it received");
+    expect(record.reason).toContain(
+      "That holds with Segment, whose bodies are JSON.stringify's own bytes; the risk: a body written or re-encoded by anything else",
+    );
+  });
+
+  it("(a) on a terminal: the advisory, then every required case passed", async () => {
+    const receiver = await segmentDocsSample();
+    const result = await check(receiver);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/✔ pass {2}unicode +HTTP 200/);
+    expect(result.stdout).toMatch(/! warn {2}unicode-escaped +HTTP 401 .*\(advisory\)/);
+    expect(result.stdout).toContain("16 passed, 0 failed, 1 advisory warning, 1 skipped");
+    expect(result.stdout).toContain("✔ every required case passed");
+  });
+
+  it("(b) in actions mode passes the batch too: it verifies the batch's first event", async () => {
+    const receiver = await startReceiver(actionDestinationsTest);
+    const result = await check(receiver, ["--mode", "actions", "--json"]);
+    expect(result.code).toBe(0);
+    expect(outcomes(result.stdout).fail).toBeUndefined();
+  });
+
+  it("(c) in actions mode fails the batch, told that a batch is signed over its first event and what to verify, not to check the secret", async () => {
+    const receiver = await startReceiver(rawBytes);
+    const result = await check(receiver, ["--mode", "actions", "--json"]);
+    expect(result.code).toBe(1);
+    expect(outcomes(result.stdout).fail).toEqual(["batch"]);
+    const record = JSON.parse(result.stdout.split("\n").find((line) => line.includes('"case":"batch"')) as string);
+    expect(record.reason).toMatch(/^refused the exact bytes \(HTTP 401: bad signature\) but accepted the same batch signed over its whole body/);
+    expect(record.reason).toContain("an Actions batch is signed over its first event only");
+    expect(record.reason).toContain("verify JSON.stringify(JSON.parse(rawBody)[0])");
+    expect(record.reason).not.toContain("secret");
   });
 
   it("names the two messageIds of the retry: idempotency cannot be seen from outside", async () => {
@@ -138,15 +265,6 @@ describe("wh check: a correct receiver (raw bytes, constant-time comparison)", (
 });
 
 describe("wh check: receivers that are wrong", () => {
-  it("one that verifies JSON.stringify(JSON.parse(body)) fails the unicode case, and says why precisely", async () => {
-    const receiver = await startReceiver(verifying((body) => JSON.stringify(JSON.parse(body.toString("utf8")))));
-    const result = await check(receiver, ["--json"]);
-    expect(result.code).toBe(1);
-    expect(outcomes(result.stdout).fail).toEqual(["unicode"]);
-    expect(result.stdout).toContain("accepted the same event re-serialised by JSON.stringify");
-    expect(result.stdout).toContain("your receiver verifies JSON.stringify(req.body), not the raw bytes it received");
-  });
-
   it("one that accepts any signature fails the four signature cases, each with its reason", async () => {
     const receiver = await startReceiver((_request, _body, response) => answer(response, 200, "ok"));
     const result = await check(receiver);
@@ -156,7 +274,7 @@ describe("wh check: receivers that are wrong", () => {
     expect(result.stdout).toContain("accepted a request without X-Signature");
     expect(result.stdout).toContain("accepted a body whose X-Signature was computed over different bytes");
     expect(result.stdout).toContain("accepted a body changed after it was signed");
-    expect(result.stdout).toContain("12 passed, 4 failed, 1 skipped");
+    expect(result.stdout).toContain("13 passed, 4 failed, 1 skipped");
   });
 
   it("one that 500s on an alias fails the alias case only, its answer neutralised", async () => {
@@ -170,7 +288,7 @@ describe("wh check: receivers that are wrong", () => {
     expect(result.stdout).toMatch(/✖ FAIL {2}alias +HTTP 500/);
     expect(result.stdout).toContain("crashed (HTTP 500: boom \\x1b[2J\\x1b]0;owned\\x07): Segment retries a 5xx for up to 4 hours");
     expect(result.stdout).not.toContain("\u001b");
-    expect(result.stdout).toContain("15 passed, 1 failed, 1 skipped");
+    expect(result.stdout).toContain("16 passed, 1 failed, 1 skipped");
   });
 
   it("one that refuses batches fails the batch case only (actions mode)", async () => {
@@ -190,8 +308,8 @@ describe("wh check: receivers that are wrong", () => {
     for (const timer of timers) clearTimeout(timer);
     expect(result.code).toBe(1);
     const by = outcomes(result.stdout);
-    expect(by.fail).toEqual(CASE_NAMES.filter((name) => !CLASSIC_SKIPPED.includes(name) && name !== "burst"));
-    expect(by.warn).toEqual(["burst"]);
+    expect(by.fail).toEqual(CASE_NAMES.filter((name) => !CLASSIC_SKIPPED.includes(name) && name !== "burst" && name !== "unicode-escaped"));
+    expect(by.warn).toEqual(["unicode-escaped", "burst"]);
     const identify = JSON.parse(result.stdout.split("\n")[0] as string);
     expect(identify.reason).toBe(
       "no answer within 150ms: Segment gives up at 150ms and sends the event again, so your receiver would get messageId id-1 twice or more (a duplicate for every retry until it answers in time)",
@@ -211,7 +329,7 @@ describe("wh check --junit", () => {
     const failures = junitFailures(xml);
     expect(failures.map((failure) => failure.name)).toEqual(SIGNATURE_CASES);
     expect(failures[0]?.message).toContain('does not verify signatures (HTTP 200: <ok & "fine">)');
-    expect(xml).toMatch(/<testsuite name="wh check http:\/\/127\.0\.0\.1:\d+\/hook \(classic\)" tests="17" failures="4" errors="0" skipped="1"/);
+    expect(xml).toMatch(/<testsuite name="wh check http:\/\/127\.0\.0\.1:\d+\/hook \(classic\)" tests="18" failures="4" errors="0" skipped="1"/);
   });
 });
 
@@ -238,7 +356,7 @@ describe("wh check interrupted", () => {
     wh.child.kill("SIGINT");
     const result = await wh.exited;
     expect(result.code).toBe(130);
-    expect(result.stderr).toContain("interrupted after 0 of 17 cases; report.xml was not written");
+    expect(result.stderr).toContain("interrupted after 0 of 18 cases; report.xml was not written");
     expect(result.stdout).not.toContain("FAIL");
     expect(readdirSync(dir).filter((name) => name.includes("report"))).toEqual([]);
   });
@@ -252,7 +370,7 @@ describe("wh check without a secret, and --dry-run", () => {
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toContain("no shared secret: requests are sent unsigned and the signature cases are skipped");
     for (const name of SIGNATURE_CASES) expect(result.stdout).toContain(`- skip  ${name}`);
-    expect(result.stdout).toContain("12 passed, 0 failed, 5 skipped");
+    expect(result.stdout).toContain("12 passed, 0 failed, 6 skipped");
   });
 
   it("--dry-run lists every case with its exact bytes and headers, signature but never the secret, and sends nothing", async () => {
@@ -266,7 +384,7 @@ describe("wh check without a secret, and --dry-run", () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(new Set(records.map((record) => record.case))).toEqual(new Set(CASE_NAMES));
-    const unicode = records.filter((record) => record.case === "unicode");
+    const unicode = records.filter((record) => record.case === "unicode-escaped");
     expect(unicode[0].body).toContain("https:\\/\\/example.com\\/menu");
     expect(unicode[0].body).toContain("brûl\\u00e9e");
     expect(unicode[0].body).toContain("\\u003cb\\u003eTom \\u0026 Jerry");

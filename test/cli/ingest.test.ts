@@ -84,6 +84,28 @@ describe("wh ingest", () => {
     expectNoWriteKey(result);
   });
 
+  it("keeps the context.library of a batch line (and of a message that names one), naming wh only where none is named", async () => {
+    const receiver = await server();
+    const library = { name: "analytics.js", version: "2.11.1" };
+    const own = { name: "analytics-python", version: "2.3.4" };
+    const batch = {
+      batch: [
+        { type: "track", userId: "u1", event: "A", messageId: "m-a" },
+        { type: "track", userId: "u1", event: "B", messageId: "m-b", context: { library: own } },
+      ],
+      context: { library, locale: "de-DE" },
+    };
+    const { cwd, file } = await ndjson([JSON.stringify(batch), track(1)]);
+
+    const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
+
+    expect(result.code, result.stderr).toBe(0);
+    const byId = new Map(received(receiver).map((message) => [message.messageId, message.context as Record<string, unknown>]));
+    expect(byId.get("m-a")).toEqual({ library, locale: "de-DE" });
+    expect(byId.get("m-b")).toEqual({ library: own, locale: "de-DE" });
+    expect(received(receiver).find((message) => message.event === "Line Sent")?.context).toMatchObject({ library: { name: "wh" } });
+  });
+
   it("reports invalid lines as line N: reason, skips them, sends the rest and exits 1", async () => {
     const receiver = await server();
     const { cwd, file } = await ndjson([

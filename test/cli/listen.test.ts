@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { refusalReason } from "../../src/core/explain-signature.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type WhProcess } from "./run-wh.js";
@@ -169,6 +170,23 @@ describe("wh listen", () => {
     expect(result.stdout).toContain("200");
     expect(result.stdout).toContain("Order Completed");
     expect(result.stdout).toMatch(/signature verified/);
+  });
+
+  it("says on the line of a refused request why its signature was refused, the reason wh verify --explain and the inspector give", async () => {
+    const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET]);
+    running.push(wh);
+    const stderr = await wh.waitForStderr((text) => /listening on http\S+/.test(text));
+    const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1] as string;
+    const body = JSON.stringify({ type: "track", userId: "u1", event: "Order Completed" });
+    const signature = hmacHex(SECRET, `${body}\n`);
+    expect(await post(url, body, { "X-Signature": signature })).toBe(401);
+    expect(await post(url, body)).toBe(401);
+    await wh.waitForStdout((text) => lines(text).length >= 2 && text.endsWith("\n"));
+    wh.child.kill("SIGINT");
+    const [forged, unsigned] = lines((await wh.exited).stdout);
+    expect(forged).toContain(`signature invalid: ${refusalReason(SECRET, Buffer.from(body), signature)}`);
+    expect(forged).toContain("the signature matches the body with a trailing newline");
+    expect(unsigned).toContain("signature missing: no X-Signature header");
   });
 
   it("exits 2 on a --port that is not a port number", async () => {

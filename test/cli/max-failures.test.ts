@@ -97,8 +97,8 @@ describe("wh replay --max-failures", () => {
 
   it("counts only identical failures in a row: a different failure or a delivered event starts again", async () => {
     const { dir } = await eventsFile(60);
-    // One request at a time, in file order: 404, 404, 410, 410, 200, again and again.
-    const pattern: Reply[] = [404, 404, 410, 410, 200];
+    // One request at a time, in file order: 404, 404, 403, 403, 200, again and again.
+    const pattern: Reply[] = [404, 404, 403, 403, 200];
     const server = await receiver({ replies: (_request, index) => pattern[index % pattern.length] ?? 200 });
     const args = ["replay", "events.ndjson", "--url", server.url, "--concurrency", "1"];
     const result = await runSigned([...args, "--max-failures", "3"], { cwd: dir, ...NO_PROGRESS });

@@ -100,7 +100,6 @@ describe("real Segment events (version 2, context, receivedAt, …)", () => {
       timestamp: expect.any(String),
       receivedAt: expect.any(String),
       context: {},
-      integrations: {},
     });
   });
 

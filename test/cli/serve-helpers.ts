@@ -79,7 +79,7 @@ export async function post(
   body: string | Buffer,
   headers: Record<string, string> = { "content-type": "application/json" },
 ): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
-  const response = await fetch(`${url}${path}`, { method: "POST", body, headers });
+  const response = await fetch(`${url}${path}`, { method: "POST", body: typeof body === "string" ? body : new Uint8Array(body), headers });
   const text = await response.text();
   return { status: response.status, json: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
 }

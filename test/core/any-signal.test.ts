@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { withAnySignal } from "../../src/core/any-signal.js";
+import { fanOutOf, withAnySignal } from "../../src/core/any-signal.js";
 
 describe("withAnySignal", () => {
   it("aborts when any of the signals does, and lets go of them once settled", async () => {
@@ -21,5 +21,18 @@ describe("withAnySignal", () => {
     expect(await withAnySignal([new AbortController().signal, done], async (signal) => signal.aborted)).toBe(true);
     const only = new AbortController().signal;
     expect(await withAnySignal([only], async (signal) => signal)).toBe(only);
+  });
+});
+
+describe("fanOutOf", () => {
+  it("holds one listener on the shared signal however many uses wait on it, and aborts each of them with it", async () => {
+    const stop = new AbortController();
+    const waiting = Array.from({ length: 50 }, () =>
+      fanOutOf(stop.signal).run((signal) => new Promise<boolean>((resolve) => signal.addEventListener("abort", () => resolve(signal.aborted)))),
+    );
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(1);
+    stop.abort();
+    expect(await Promise.all(waiting)).toEqual(Array(50).fill(true));
+    expect(await fanOutOf(stop.signal).run(async (signal) => signal.aborted)).toBe(true);
   });
 });

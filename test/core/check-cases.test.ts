@@ -43,15 +43,26 @@ describe("wh check's cases", () => {
     }
   });
 
-  it("unicode: other encoders' escapes, the same JSON, signed over the exact bytes; the probe is JSON.stringify's bytes", () => {
+  it("unicode: the bytes Segment writes, JSON.stringify's own, signed over them", () => {
     const unicode = built("unicode");
     const [request] = unicode.requests;
+    expect(request?.body).toBe(JSON.stringify(JSON.parse(request?.body ?? "")));
+    expect(request?.body).toContain("東京");
+    expect(request?.body).toContain("https://example.com/menu/desserts?ref=a/b");
+    expect(request?.headers["X-Signature"]).toBe(hmac(request?.body ?? ""));
+    expect(unicode.probe).toBeUndefined();
+  });
+
+  it("unicode-escaped: other encoders' escapes, the same JSON, signed over the exact bytes; the probe is JSON.stringify's bytes", () => {
+    const escaped = built("unicode-escaped");
+    const [request] = escaped.requests;
+    expect(escaped.definition.required).toBe(false);
     expect(request?.body).toContain("https:\\/\\/example.com");
     expect(request?.body).toContain("\\u003cb\\u003e");
-    expect(request?.body).toContain("東京");
     expect(request?.headers["X-Signature"]).toBe(hmac(request?.body ?? ""));
-    expect(unicode.probe?.body).toBe(JSON.stringify(JSON.parse(request?.body ?? "")));
-    expect(unicode.probe?.headers["X-Signature"]).toBe(hmac(unicode.probe?.body ?? ""));
+    expect(escaped.probe?.request.body).toBe(JSON.stringify(JSON.parse(request?.body ?? "")));
+    expect(escaped.probe?.request.headers["X-Signature"]).toBe(hmac(escaped.probe?.request.body ?? ""));
+    expect(built("unicode-escaped", { secret: undefined }).skip).toContain("no shared secret given");
   });
 
   it("large-event comes just under the 32 KB limit", () => {
@@ -65,6 +76,9 @@ describe("wh check's cases", () => {
     const events = JSON.parse(request?.body ?? "") as unknown[];
     expect(events).toHaveLength(4);
     expect(request?.headers["X-Signature"]).toBe(hmac(JSON.stringify(events[0])));
+    // Sent when the batch is refused: accepted, it shows the receiver verifies the whole body.
+    const { probe } = built("batch", { mode: "actions" });
+    expect(probe?.request.headers["X-Signature"]).toBe(hmac(probe?.request.body ?? ""));
     expect(built("batch").skip).toBe("the classic destination never sends batches (--mode actions)");
   });
 

@@ -133,9 +133,16 @@ describe("expandRequest", () => {
     expect(result.ok && result.events[0]?.event.writeKey).toBeUndefined();
   });
 
-  it("refuses a request whole only when it is not a JSON object, or a batch without its array", () => {
-    expect(expandRequest("track", [1], context)).toEqual({ ok: false, error: "the body must be a JSON object" });
-    expect(expandRequest("batch", { batch: {} }, context)).toEqual({ ok: false, error: "a batch request needs a `batch` array" });
+  it("refuses a request whole only when it is not a JSON object, a batch without its array, or a single call over 32 KiB", () => {
+    expect(expandRequest("track", [1], context)).toEqual({ ok: false, code: "invalid_request", error: "the body must be a JSON object" });
+    expect(expandRequest("batch", { batch: {}, writeKey: "wk" }, context)).toEqual({
+      ok: false,
+      code: "invalid_request",
+      error: "a batch request needs a `batch` array",
+      writeKey: "wk",
+    });
+    const big = { userId: "u", event: "E", writeKey: "wk", properties: { pad: "x".repeat(32_768) } };
+    expect(expandRequest("track", big, context)).toMatchObject({ ok: false, code: "body_too_large", writeKey: "wk" });
   });
 
   it("rejects each event that cannot be taken by its index, messageId and reason, keeping the others", () => {

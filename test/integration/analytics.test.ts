@@ -723,6 +723,27 @@ describe("Analytics close(), Retry-After and batch limits", () => {
     expect(most).toBeLessThanOrEqual(16);
   });
 
+  it("prints no MaxListenersExceededWarning while 16 batches (of 50) wait to retry", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    try {
+      const receiver = await server({ replies: () => 503 });
+      const clock = new ManualClock();
+      const analytics = client(receiver, { clock, flushAt: 1 });
+      for (let index = 0; index < 50; index += 1) analytics.track({ userId: "u1", event: `E${index}` });
+      await vi.waitFor(() => expect(clock.sleeping).toBe(16));
+      await ticks();
+      const { unsent } = await analytics.close({ timeoutMs: 50 });
+      expect(unsent).toHaveLength(50);
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("caps a Retry-After above 300 s at 300 s, and retries", async () => {
     const receiver = await server({ replies: [{ status: 429, headers: { "Retry-After": "3600" } }, 200] });
     const clock = new InstantClock();

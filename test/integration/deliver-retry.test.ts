@@ -48,6 +48,14 @@ const CASES: RetryCase[] = [
   { id: "T10", name: "treats 422 as final", replies: [422, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 422 } },
   { id: "T11", name: "treats 501 as final", replies: [501, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 501 } },
   { id: "T12", name: "treats 505 as final", replies: [505, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 505 } },
+  {
+    id: "T13b",
+    name: "retries 410 and 460, as Segment's own libraries do",
+    replies: [410, 460, 200],
+    outcome: "delivered",
+    requests: 3,
+    last: { kind: "response", status: 200 },
+  },
   { id: "T13", name: "treats 304 as final", replies: [304, 200], outcome: "failed", requests: 1, last: { kind: "response", status: 304 } },
   {
     id: "T14",

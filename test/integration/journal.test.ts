@@ -49,7 +49,7 @@ describe("Journal", () => {
     journal.close();
 
     expect(finishedLines(state)).toEqual([1, 3, 4, 7, 1000]);
-    expect(state.kind === "partial" && state.counts).toEqual({ delivered: 4, skipped: 0, invalid: 0, failed: 1 });
+    expect(state.kind === "partial" && state.counts).toEqual({ delivered: 4, skipped: 0, filtered: 0, unmatched: 0, invalid: 0, failed: 1 });
   });
 
   it("starts afresh without resume, even over an existing journal", async () => {
@@ -126,13 +126,18 @@ describe("Journal", () => {
   it("records a complete run as its digest and counts, and reads that back", async () => {
     const { journal } = await Journal.open(path, header, false);
     journal.markFinished(1, text(1), "delivered");
-    journal.complete({ lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, invalid: 1, failed: 0 } });
+    journal.complete({ lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, filtered: 0, unmatched: 0, invalid: 1, failed: 0 } });
     journal.close();
 
     const reopened = await Journal.open(path, header, true);
     reopened.journal.close();
 
-    expect(reopened.state).toEqual({ kind: "complete", lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, invalid: 1, failed: 0 } });
+    expect(reopened.state).toEqual({
+      kind: "complete",
+      lines: 2,
+      digest: "sha256:00",
+      counts: { delivered: 1, skipped: 0, filtered: 0, unmatched: 0, invalid: 1, failed: 0 },
+    });
   });
 
   it("lets one process at a time hold a journal, naming the holder", async () => {

@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBody } from "../../src/index.js";
+import { expectRefusedEarly, upload } from "../library/receiver-apps.js";
 import { installPacked, type PackedPackage, ROOT } from "./packed-package.js";
 
 // The receiver adapters from the packed package, as an app imports them: a strict TypeScript
@@ -39,6 +40,12 @@ const plain = createServer(nodeWebhook({ secret }, (webhook, _request, response)
   response.end(JSON.stringify({ kind: webhook.kind, body: webhook.body }));
 })).listen(0, "127.0.0.1");
 
+// With batches: true the webhook is either kind, and a batch has no body: its parts are named.
+const batches = createServer(nodeWebhook({ secret, batches: true }, (webhook, _request, response) => {
+  const parts = webhook.kind === "batch" ? { signed: webhook.signed, unsigned: webhook.unsigned } : { body: webhook.body };
+  response.end(JSON.stringify({ kind: webhook.kind, ...parts }));
+})).listen(0, "127.0.0.1");
+
 const app = express();
 app.post("/hook", expressWebhook({ secret }), (request, response) => {
   response.json({ kind: webhookOf(request).kind, body: request.body });
@@ -54,7 +61,7 @@ hono.post("/hook", honoWebhook({ secret }), async (c) => c.json({ kind: webhookO
 const honoServer = serve({ fetch: hono.fetch, port: 0, hostname: "127.0.0.1" }) as Server;
 
 await new Promise((resolve) => setTimeout(resolve, 100));
-console.log(JSON.stringify({ "node:http": port(plain), express: port(expressServer), fastify: port(fastify.server), hono: port(honoServer) }));
+console.log(JSON.stringify({ batches: port(batches), "node:http": port(plain), express: port(expressServer), fastify: port(fastify.server), hono: port(honoServer) }));
 `;
 
 /** The route handler, type-checked here with Next's types; the Next app runs the same code as JavaScript. */
@@ -66,7 +73,10 @@ export const POST = nextWebhook({ secret: process.env.SECRET as string }, (webho
 );
 `;
 
-async function postAll(url: string): Promise<{ signed: unknown; reserialised: number; tampered: number; unsigned: number }> {
+/** One signed event with an event of anyone's after it, under the event's own signature. */
+const FORGED_BATCH = `[${EVENT},{"type":"track","event":"Forged Refund","properties":{"amount":1000000}}]`;
+
+async function postAll(url: string): Promise<{ signed: unknown; reserialised: number; tampered: number; unsigned: number; forged: number }> {
   const post = (body: string, headers: Record<string, string>) =>
     fetch(url, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
   const signature = { "X-Signature": signBody(SECRET, EVENT) };
@@ -76,6 +86,7 @@ async function postAll(url: string): Promise<{ signed: unknown; reserialised: nu
     reserialised: (await post(JSON.stringify(JSON.parse(EVENT), null, 1), signature)).status,
     tampered: (await post(EVENT.replace("pro", "free"), signature)).status,
     unsigned: (await post(EVENT, {})).status,
+    forged: (await post(FORGED_BATCH, signature)).status,
   };
 }
 
@@ -86,7 +97,13 @@ describe("the receiver adapters from the packed package", () => {
     const child = spawn(process.execPath, [join(project.dir, "out", "servers.js")], { env: { ...process.env, SECRET }, stdio: ["ignore", "pipe", "inherit"] });
     try {
       const [line] = (await once(child.stdout, "data")) as [Buffer];
-      const ports = JSON.parse(line.toString()) as Record<string, number>;
+      const { batches, ...ports } = JSON.parse(line.toString()) as Record<string, number>;
+      const batch = await fetch(`http://127.0.0.1:${batches}/hook`, {
+        method: "POST",
+        headers: { "X-Signature": signBody(SECRET, EVENT) },
+        body: FORGED_BATCH,
+      });
+      expect(await batch.json()).toEqual({ kind: "batch", signed: JSON.parse(EVENT), unsigned: [JSON.parse(FORGED_BATCH)[1]] });
       for (const [name, port] of Object.entries(ports)) {
         expect({ name, ...(await postAll(`http://127.0.0.1:${port}/hook`)) }).toEqual({
           name,
@@ -94,6 +111,7 @@ describe("the receiver adapters from the packed package", () => {
           reserialised: 401,
           tampered: 401,
           unsigned: 401,
+          forged: 400,
         });
       }
     } finally {
@@ -130,7 +148,11 @@ describe("the receiver adapters from the packed package", () => {
         reserialised: 401,
         tampered: 401,
         unsigned: 401,
+        forged: 400,
       });
+      // Next hands the route the body as a stream: past the 5 MiB limit it is no longer read.
+      const chunked = await upload(`http://127.0.0.1:${port}/hook`, 256 * 1024 * 1024, { "X-Signature": signBody(SECRET, EVENT) }, false);
+      expectRefusedEarly(chunked, 64 * 1024 * 1024);
     } finally {
       server.kill();
     }

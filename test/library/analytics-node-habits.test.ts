@@ -67,7 +67,11 @@ describe("Analytics with analytics-node's habits", () => {
     expect(made({ host: "http://127.0.0.1:9", endpoint: "http://127.0.0.1:9" })).toThrow("give endpoint or host, not both: they name the same address");
     expect(made({ endpoint: "http://127.0.0.1:9", path: "/x" })).toThrow(/path goes with host/);
     expect(made({ host: "ftp://x" })).toThrow('host "ftp://x" is not an http or https URL');
-    expect(made({ host: "http://127.0.0.1:9", maxRetries: -1 })).toThrow(new AnalyticsError("E_INVALID_OPTION", "maxRetries must be a number of at least 0"));
-    expect(made({ host: "http://127.0.0.1:9", flushInterval: 0 })).toThrow("flushInterval must be a number of at least 1");
+    expect(made({ host: "http://127.0.0.1:9", maxRetries: -1 })).toThrow(
+      new AnalyticsError("E_INVALID_OPTION", "maxRetries: must be a whole number of at least 0 (got -1)"),
+    );
+    expect(made({ host: "http://127.0.0.1:9", flushInterval: 0 })).toThrow(
+      "flushInterval: must be a number of at least 1 and at most 2147483647 (Node's longest timer) (got 0)",
+    );
   });
 });

@@ -1,12 +1,8 @@
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { createServer } from "node:http";
+import { connect } from "node:net";
 import express from "express";
-import Fastify from "fastify";
-import { Hono } from "hono";
-import { NextRequest } from "next/server.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   createWebhookSender,
   expressWebhook,
@@ -15,9 +11,11 @@ import {
   nextWebhook,
   nodeWebhook,
   signBody,
+  UsageError,
   verifyRequest,
   webhookOf,
 } from "../../src/index.js";
+import { APPS, closeServer, post, type RunningApp, serverUrl } from "./receiver-apps.js";
 
 // Each receiver adapter in the real framework, in a real server on 127.0.0.1: a request signed by
 // wh's own sender passes; the same body re-serialised, a tampered one, or one without a signature
@@ -25,106 +23,24 @@ import {
 
 const SECRET = "whsec-test";
 const EVENT = '{"type":"track","userId":"u1","event":"Order Completed","properties":{"total":99.5,"note":"é"}}';
-
-interface Running {
-  url: string;
-  handled: number;
-  close(): Promise<void>;
-}
-
-/** What every app answers a verified webhook with: the parsed body it got, the raw byte count, the kind. */
-const answer = (body: unknown, raw: Uint8Array, kind: string) => ({ body, raw: raw.byteLength, kind });
-
-async function listening(server: Server): Promise<string> {
-  if (!server.listening) await once(server, "listening");
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-}
-
-function closeServer(server: Server): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
-  return closed;
-}
-
-const FRAMEWORKS: Record<string, () => Promise<Running>> = {
-  "node:http": async () => {
-    const running = { handled: 0 } as Running;
-    const server = createServer(
-      nodeWebhook({ secret: SECRET }, (webhook, request, response) => {
-        running.handled += 1;
-        expect(webhookOf(request)).toBe(webhook);
-        response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(answer(webhook.body, webhook.raw, webhook.kind)));
-      }),
-    ).listen(0, "127.0.0.1");
-    return Object.assign(running, { url: await listening(server), close: () => closeServer(server) });
-  },
-  express: async () => {
-    const running = { handled: 0 } as Running;
-    const app = express();
-    app.post("/hook", expressWebhook({ secret: SECRET }), (request, response) => {
-      running.handled += 1;
-      const { raw, kind } = webhookOf(request);
-      response.json(answer(request.body, raw, kind));
-    });
-    const server = app.listen(0, "127.0.0.1");
-    return Object.assign(running, { url: await listening(server), close: () => closeServer(server) });
-  },
-  fastify: async () => {
-    const running = { handled: 0 } as Running;
-    const app = Fastify();
-    app.post("/hook", fastifyWebhook({ secret: SECRET }), async (request) => {
-      running.handled += 1;
-      const { raw, kind } = webhookOf(request);
-      return answer(request.body, raw, kind);
-    });
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    return Object.assign(running, { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/hook`, close: () => app.close() });
-  },
-  hono: async () => {
-    const running = { handled: 0 } as Running;
-    const app = new Hono();
-    app.post("/hook", honoWebhook({ secret: SECRET }), async (c) => {
-      running.handled += 1;
-      const { raw, kind } = webhookOf(c.req.raw);
-      return c.json(answer(await c.req.json(), raw, kind));
-    });
-    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }) as Server;
-    return Object.assign(running, { url: await listening(server), close: () => closeServer(server) });
-  },
-  "next (route handler in node:http)": async () => {
-    // The handler as Next calls it: a NextRequest (next/server) in, a Response out.
-    const running = { handled: 0 } as Running;
-    const POST = nextWebhook({ secret: SECRET }, (webhook, request: NextRequest) => {
-      running.handled += 1;
-      expect(request.nextUrl.pathname).toBe("/hook");
-      return Response.json(answer(webhook.body, webhook.raw, webhook.kind));
-    });
-    const server = createServer(async (request, response) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of request) chunks.push(chunk as Buffer);
-      const headers = new Headers(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
-      const answered = await POST(
-        new NextRequest(`http://${request.headers.host}${request.url}`, { method: "POST", headers, body: Buffer.concat(chunks) }),
-        {},
-      );
-      response.writeHead(answered.status, Object.fromEntries(answered.headers)).end(Buffer.from(await answered.arrayBuffer()));
-    }).listen(0, "127.0.0.1");
-    return Object.assign(running, { url: await listening(server), close: () => closeServer(server) });
-  },
+const FORGED = { type: "track", event: "Forged Refund", properties: { amount: 1000000 } };
+/** One signed event with an event of anyone's after it, under the event's own signature. */
+const FORGED_BATCHES = {
+  compact: `[${EVENT},${JSON.stringify(FORGED)}]`,
+  "first event pretty-printed": `[\n${JSON.stringify(JSON.parse(EVENT), null, 2)},\n${JSON.stringify(FORGED)}]`,
 };
 
-const post = async (url: string, body: string, headers: Record<string, string>) => {
-  const response = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body });
-  return { status: response.status, json: (await response.json()) as unknown };
-};
-
-describe.each(Object.keys(FRAMEWORKS))("the %s adapter", (name) => {
-  let running: Running;
+describe.each(Object.keys(APPS))("the %s adapter", (name) => {
+  let running: RunningApp;
+  let batches: RunningApp;
   beforeAll(async () => {
-    running = await (FRAMEWORKS[name] as () => Promise<Running>)();
+    const make = APPS[name] as (typeof APPS)[string];
+    running = await make({ secret: SECRET });
+    batches = await make({ secret: SECRET, batches: true });
   });
   afterAll(async () => {
     await running?.close();
+    await batches?.close();
   });
 
   it("hands the app a request wh's sender signed: the parsed body and the raw bytes", async () => {
@@ -140,10 +56,29 @@ describe.each(Object.keys(FRAMEWORKS))("the %s adapter", (name) => {
     expect(checked).toEqual({ status: 200, json: { body: JSON.parse(EVENT), raw: Buffer.byteLength(EVENT), kind: "single" } });
   });
 
-  it("accepts an Actions batch signed over its first event", async () => {
-    const batch = `[${EVENT},{"type":"track","userId":"u2","event":"Other"}]`;
-    const checked = await post(running.url, batch, { "X-Signature": signBody(SECRET, JSON.stringify(JSON.parse(EVENT))) });
-    expect(checked).toMatchObject({ status: 200, json: { kind: "batch", body: JSON.parse(batch) } });
+  it.each(Object.entries(FORGED_BATCHES))("refuses a batch forged from one signed event (%s) unless the route takes batches", async (_, forged) => {
+    const handled = running.handled;
+    const refused = await post(running.url, forged, { "X-Signature": signBody(SECRET, EVENT) });
+    expect(refused.status).toBe(400);
+    if (name === "fastify") expect(refused.json).toMatchObject({ statusCode: 400, message: "batch not accepted (batch-refused)" });
+    else expect(refused.json).toEqual({ error: "batch not accepted", reason: "batch-refused" });
+    expect(running.handled).toBe(handled);
+  });
+
+  it("with batches: true, hands the app an Actions batch with its unsigned events apart", async () => {
+    const sender = await createWebhookSender({ webhooks: batches.url, sharedSecret: SECRET, mode: "actions", maxAttempts: 1 });
+    try {
+      expect((await sender.send(FORGED_BATCHES.compact)).outcome).toBe("delivered");
+    } finally {
+      await sender.close();
+    }
+    const forged = FORGED_BATCHES["first event pretty-printed"];
+    const checked = await post(batches.url, forged, { "X-Signature": signBody(SECRET, EVENT) });
+    // What the framework parsed itself (Express's req.body, Fastify's request.body, Hono's c.req.json()) is the whole array.
+    const body = name === "node:http" || name.startsWith("next") ? undefined : JSON.parse(forged);
+    expect(checked).toEqual({ status: 200, json: { kind: "batch", body, raw: Buffer.byteLength(forged), signed: JSON.parse(EVENT), unsigned: [FORGED] } });
+    const single = await post(batches.url, EVENT, { "X-Signature": signBody(SECRET, EVENT) });
+    expect(single).toMatchObject({ status: 200, json: { kind: "single", body: JSON.parse(EVENT) } });
   });
 
   it("answers 401 to the body re-serialised, a tampered body, and no signature, before the app sees them", async () => {
@@ -186,7 +121,9 @@ describe("the adapters' options", () => {
       expect(make).toThrow("secret is missing or empty: a webhook receiver needs the destination's shared secret");
     }
     expect(() => fastifyWebhook({ secret: undefined as unknown as string })).toThrow(/secret is missing/);
-    expect(() => nextWebhook({ secret: SECRET, maxBytes: 0 }, () => new Response())).toThrow("maxBytes must be a positive number of bytes (got 0)");
+    expect(() => nextWebhook({ secret: SECRET, maxBytes: 0 }, () => new Response())).toThrow(
+      "maxBytes must be a positive whole number of bytes (got number 0)",
+    );
     expect(() => webhookOf({})).toThrow(/no verified webhook for this request/);
   });
 
@@ -200,7 +137,7 @@ describe("the adapters' options", () => {
       response.status(500).json({ error: "server" });
     });
     const server = app.listen(0, "127.0.0.1");
-    const base = (await listening(server)).replace("/hook", "");
+    const base = (await serverUrl(server)).replace("/hook", "");
     try {
       const headers = { "X-Signature": signBody(SECRET, EVENT) };
       expect(await post(`${base}/raw`, EVENT, headers)).toEqual({ status: 200, json: JSON.parse(EVENT) });
@@ -238,6 +175,33 @@ describe("verifyRequest", () => {
     expect(verifyRequest({ body: EVENT, headers: { "x-signature": signature }, secret: "other" })).toEqual(refused(401, "mismatch"));
     expect(verifyRequest({ body: EVENT, headers: {}, secret: SECRET })).toEqual(refused(401, "missing-signature"));
   });
+
+  it("refuses an array body unless batches is true, before checking or parsing it", () => {
+    const headers = { "x-signature": signature };
+    for (const forged of Object.values(FORGED_BATCHES)) {
+      expect(verifyRequest({ body: forged, headers, secret: SECRET })).toEqual({ ok: false, status: 400, reason: "batch-refused" });
+      expect(verifyRequest({ body: forged, headers, secret: SECRET, batches: true })).toEqual({
+        ok: true,
+        webhook: { kind: "batch", signed: JSON.parse(EVENT), unsigned: [FORGED], raw: Buffer.from(forged) },
+      });
+    }
+    // Nothing unverified is parsed on a route that takes no batches: an array is refused as it starts.
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const array = ` \n[${'{"type":"track"},'.repeat(100_000)}{}]`;
+      expect(verifyRequest({ body: array, headers, secret: SECRET })).toMatchObject({ reason: "batch-refused" });
+      expect(verifyRequest({ body: EVENT.replace("u1", "u2"), headers, secret: SECRET, batches: true })).toMatchObject({ reason: "mismatch" });
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it("throws on an empty secret, as the adapters do, rather than accept a body signed with the empty key", () => {
+    const headers = { "x-signature": signBody("", EVENT) };
+    expect(() => verifyRequest({ body: EVENT, headers, secret: "" })).toThrow(UsageError);
+    expect(() => verifyRequest({ body: EVENT, headers, secret: "" })).toThrow("secret is missing or empty");
+  });
 });
 
 describe("nodeWebhook", () => {
@@ -251,13 +215,56 @@ describe("nodeWebhook", () => {
       }),
     ).listen(0, "127.0.0.1");
     try {
-      const response = await fetch(await listening(server), { method: "POST", headers: { "X-Signature": signBody(SECRET, EVENT) }, body: EVENT });
+      const response = await fetch(await serverUrl(server), { method: "POST", headers: { "X-Signature": signBody(SECRET, EVENT) }, body: EVENT });
       expect(response.status).toBe(500);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings).toContain("the app broke");
     } finally {
       process.off("warning", onWarning);
       await closeServer(server);
+    }
+  });
+});
+
+/** Sends half of a declared body, then hangs up; resolves when the server has seen the request close. */
+async function hangUpMidBody(url: string, closed: Promise<unknown>): Promise<void> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, "connect");
+  const head = `POST /hook HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nX-Signature: ${signBody(SECRET, EVENT)}\r\nContent-Length: 1000\r\n\r\n`;
+  socket.write(`${head}{"type":"track",`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  socket.destroy();
+  await closed;
+  // The adapter's own handling of the hang-up runs after the request's close.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+describe("a client that hangs up mid-body", () => {
+  it("is no failure of the app: nodeWebhook warns nothing, Express passes no error on", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    const errors: string[] = [];
+    const app = express();
+    app.post("/hook", expressWebhook({ secret: SECRET }), (_request, response) => response.json({}));
+    app.use((error: Error, _request: express.Request, response: express.Response, _next: express.NextFunction) => {
+      errors.push(error.message);
+      response.status(500).end();
+    });
+    const handled: string[] = [];
+    const plain = createServer(nodeWebhook({ secret: SECRET }, () => void handled.push("node"))).listen(0, "127.0.0.1");
+    const expressServer = app.listen(0, "127.0.0.1");
+    try {
+      for (const server of [plain, expressServer]) {
+        const closed = new Promise((resolve) => server.once("request", (request) => request.once("close", resolve)));
+        await hangUpMidBody(await serverUrl(server), closed);
+      }
+      expect({ warnings, errors, handled }).toEqual({ warnings: [], errors: [], handled: [] });
+    } finally {
+      process.off("warning", onWarning);
+      await closeServer(plain);
+      await closeServer(expressServer);
     }
   });
 });

@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ConfigError, createWebhookSender, InputError, signBody, UsageError, USER_AGENT, verifyBody } from "../../src/index.js";
+import { createWebhookSender, InputError, signBody, UsageError, USER_AGENT, verifyBody } from "../../src/index.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { numberedIds, virtualClock } from "../helpers/virtual-clock.js";
+import { heldClock, numberedIds, virtualClock } from "../helpers/virtual-clock.js";
 
 // createWebhookSender: wh send's engine behind one call, against real servers on 127.0.0.1.
 
@@ -142,16 +142,44 @@ describe("createWebhookSender", () => {
     expect(await closed).toMatchObject({ outcome: "aborted" });
   });
 
+  it.each([
+    ["without a signal", undefined],
+    ["all given one signal", new AbortController().signal],
+  ])("prints no MaxListenersExceededWarning while 50 sends wait to retry, %s", async (_, signal) => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on("warning", onWarning);
+    const server = await startServer({ replies: [503] });
+    const clock = heldClock("2026-11-25T10:00:00.000Z");
+    const sender = await createWebhookSender({ webhooks: server.url, clock });
+    try {
+      const sends = Array.from({ length: 50 }, () => sender.send("{}", { signal }));
+      await clock.whenPending(50);
+      await sender.close();
+      expect((await Promise.all(sends)).map((report) => report.outcome)).toEqual(Array(50).fill("aborted"));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("refuses bad settings and bad messages with errors that name them", async () => {
-    await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(ConfigError);
+    await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(UsageError);
     await expect(createWebhookSender({ webhooks: "ftp://x" })).rejects.toThrow(/webhooks\[0\]\.url: "ftp:\/\/x\/" is not an http or https URL/);
     await expect(createWebhookSender({ webhooks: [] })).rejects.toThrow(/webhooks: at least one webhook URL is required/);
     await expect(createWebhookSender({ webhooks: "http://x", method: "PUT" })).rejects.toThrow(
       new UsageError("method PUT needs mode actions (the classic destination only POSTs)"),
     );
-    await expect(createWebhookSender({ webhooks: "http://x", timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a number of at least 1 \(got 0\)/);
-    await expect(createWebhookSender({ webhooks: "http://x", maxAttempts: Number.NaN })).rejects.toThrow(/maxAttempts must be a number of at least 1/);
-    await expect(createWebhookSender({ webhooks: "http://x", sharedSecret: "" })).rejects.toThrow(/sharedSecret is empty/);
+    await expect(createWebhookSender({ webhooks: "http://x", timeoutMs: 0 })).rejects.toThrow(
+      /timeoutMs: must be a number of at least 1 and at most 2147483647 \(Node's longest timer\) \(got 0\)/,
+    );
+    await expect(createWebhookSender({ webhooks: "http://x", maxAttempts: Number.NaN })).rejects.toThrow(
+      /maxAttempts: must be a whole number of at least 1 \(got NaN\)/,
+    );
+    await expect(createWebhookSender({ webhooks: "http://x", sharedSecret: "" })).rejects.toThrow(/sharedSecret: must not be empty/);
     await expect(createWebhookSender({ webhooks: "http://x", ca: ["/nonexistent.pem"] })).rejects.toThrow(/--ca \/nonexistent.pem/);
 
     const server = await startServer();
@@ -164,5 +192,46 @@ describe("createWebhookSender", () => {
     } finally {
       await sender.close();
     }
+  });
+
+  it("applies destination filters: a dropped message is skipped as filtered and never sent, a cut one is sent cut", async () => {
+    const server = await startServer();
+    const filters = [
+      { title: "No heartbeats", if: "event = 'Heartbeat'", actions: [{ type: "DROP" }] },
+      { if: "all", actions: [{ type: "DROP_PROPERTIES", fields: { properties: ["email"] } }] },
+    ];
+    const sender = await createWebhookSender({ webhooks: server.url, filters, ...STAMPS });
+    try {
+      const dropped = await sender.send({ type: "track", userId: "u1", event: "Heartbeat" });
+      expect(dropped).toMatchObject({
+        outcome: "skipped",
+        skipKind: "filtered",
+        skipReason: 'the filter "No heartbeats" dropped it',
+        attempts: 0,
+        history: [],
+        deliveredTo: undefined,
+      });
+      expect(server.requests).toEqual([]);
+
+      const cut = await sender.send({ type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro", email: "u1@example.com" } });
+      expect(cut.outcome).toBe("delivered");
+      expect(server.requests.map((request) => JSON.parse(request.body.toString()).properties)).toEqual([{ plan: "pro" }]);
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it("refuses bad filters when it is created with a UsageError, naming each by its place", async () => {
+    const bad = (filters: unknown) => createWebhookSender({ webhooks: "http://127.0.0.1:9/", filters: filters as never });
+    await expect(bad([{ if: "event = ", actions: [{ type: "DROP" }] }])).rejects.toThrow(UsageError);
+    await expect(bad([{ if: "event = ", actions: [{ type: "DROP" }] }])).rejects.toThrow(/filters\[0\]\.if: not FQL that wh can run: an operand is missing/);
+    await expect(
+      bad([
+        { if: "all", actions: [{ type: "DROP" }] },
+        { if: "all", actions: [{ type: "DELETE" }] },
+      ]),
+    ).rejects.toThrow(/filters\[1\]\.actions\[0\]\.type: "DELETE" is not a filter action/);
+    await expect(bad([{ if: "all", actions: [] }])).rejects.toThrow(/filters\[0\]\.actions: a filter needs at least one action/);
+    await expect(bad({ if: "all" })).rejects.toThrow(new UsageError("filters: Invalid input: expected array, received object"));
   });
 });

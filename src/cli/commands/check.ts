@@ -12,7 +12,7 @@ import { destinationTimeoutMs } from "../../core/deliver.js";
 import { OutputWriteError, UsageError } from "../../core/errors.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { runCheck as sendCases } from "../../engine/check/run-check.js";
-import { USER_AGENT } from "../../version.js";
+import { destinationUserAgent } from "../../version.js";
 import { renderCaseResult, renderDryRun, renderSummary } from "../check-report.js";
 import type { checkFlags } from "../flags/check-tables.js";
 import type { FlagValues } from "../flags/spec.js";
@@ -39,7 +39,7 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
   const settings = {
     mode,
     secret,
-    userAgent: USER_AGENT,
+    userAgent: destinationUserAgent(mode),
     batchSize: flags.batchSize ?? DEFAULT_BATCH_SIZE,
     concurrency: flags.concurrency,
     stamps: commandStamps(io),
@@ -64,7 +64,14 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
   try {
     output.result(`wh check ${shown} (${mode} mode)\n`);
     const startedAt = performance.now();
-    const results = await sendCases(cases, { url, transport, timeoutMs, signal: io.signal, onResult: (result) => renderCaseResult(output, result) });
+    const results = await sendCases(cases, {
+      url,
+      transport,
+      timeoutMs,
+      concurrency: settings.concurrency,
+      signal: io.signal,
+      onResult: (result) => renderCaseResult(output, result),
+    });
     if (io.signal.aborted) {
       output.warn(`interrupted after ${results.length} of ${cases.length} cases${junit === undefined ? "" : `; ${flags.junit} was not written`}`);
       return 130;

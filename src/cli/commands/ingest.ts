@@ -187,6 +187,8 @@ function ingestClient(
     transport,
     debug: isDebugEnabled(io.env.DEBUG),
     logger: (line) => io.stderr.write(`${line}\n`),
+    // A line may be traffic another library recorded (a batch of the HTTP API): its name stays.
+    keepOwnLibrary: true,
   });
   const batches = { count: 0 };
   const onBatch = (outcome: "sent" | "failed") => (result: BatchResult) => {
@@ -240,7 +242,7 @@ function prepareIngestLine(text: string, stamps: MessageStamps): PrepareResult {
 }
 
 function checkIngestMessage(value: Record<string, unknown>, text: string, stamps: MessageStamps): PrepareResult {
-  const built = buildIngestMessage(value, stamps, LIBRARY);
+  const built = buildIngestMessage(value, stamps, LIBRARY, true);
   if (!built.ok) return { ok: false, kind: built.code === "E_MESSAGE_TOO_LARGE" ? "too-large" : "invalid-message", error: built.error };
   const messageId = value.messageId;
   return {

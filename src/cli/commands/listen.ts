@@ -97,7 +97,7 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     user: userOf(fields) ?? "",
     size: request.body.length,
     verdict: request.signature,
-    reason: request.explanation,
+    reason: request.reason,
     headers: redactHeaders(request.headers),
     body: request.body.toString("utf8"),
     status: request.status,
@@ -116,6 +116,7 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
     method: request.method,
     path,
     signature: request.signature,
+    ...(request.reason === undefined ? {} : { reason: request.reason }),
     status: request.status,
     captured: request.captured,
     ...(request.captureError === undefined ? {} : { captureError: request.captureError }),
@@ -131,7 +132,7 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
         ? c.green(`signature verified: ${BATCH_VERDICT}`)
         : request.signature === "unchecked"
           ? c.dim("signature not checked")
-          : c.red(`signature ${request.signature}`);
+          : c.red(`signature ${request.signature}${request.reason === undefined ? "" : `: ${request.reason}`}`);
   const forwarded =
     request.forwarded === undefined
       ? ""

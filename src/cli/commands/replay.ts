@@ -115,7 +115,7 @@ function namesSkips(output: Output): RunOptions["onOutcome"] {
 
 /** How replay prepares a line: shaped as the destination's mode sends it, then routed to its subscriptions when it has them. */
 function linePreparer(destination: Destination, stamps: MessageStamps, exactBytes: boolean): (text: string) => PrepareResult | Promise<PrepareResult> {
-  const options = { mode: destination.mode, exactBytes };
+  const options = { mode: destination.mode, exactBytes, filter: destination.filter };
   const routed = destination.subscriptions;
   return routed === undefined ? (text) => prepareLine(text, stamps, options) : (text) => routeMessage(prepareLine(text, stamps, options), routed);
 }

@@ -4,6 +4,7 @@ import { type DeliverySettings, resolveDeliverySettings, type Destination } from
 import type { DeliveryReport } from "../../core/deliver.js";
 import { UsageError } from "../../core/errors.js";
 import { isJsonObject } from "../../core/message/parse-json.js";
+import type { EventFilter } from "../../core/destination/filters.js";
 import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { stringFieldPaths } from "../../core/message/schema.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
@@ -38,15 +39,15 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
   const now = taken.now();
   const messageId = taken.newId();
   const stamps = { now: () => now, newId: () => messageId };
-  const prepare = (mode: DestinationMode): PreparedMessage => {
-    const prepared = prepareMessage(input, stamps, { mode });
+  const prepare = (mode: DestinationMode, filter?: EventFilter): PreparedMessage => {
+    const prepared = prepareMessage(input, stamps, { mode, filter });
     if (!prepared.ok) throw new UsageError(`invalid ${type} message: ${prepared.error}`, { hint: "nothing was sent" });
     return prepared.message;
   };
   const message = prepare("classic");
   const output = new Output(io, globals);
   if (!message.enabled) {
-    output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", reason: "integrations" });
+    output.record({ type, messageId: message.messageId ?? null, outcome: "skipped", skip: "integrations", reason: "integrations" });
     output.result(`${output.out.yellow("skipped")} ${type}: ${message.skipReason}; nothing was sent`);
     return 0;
   }
@@ -58,32 +59,32 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     const destination = settings.destinations[0] as Destination;
     // Its own file in the bundle, read only with subscriptions: a plain send starts as before.
     const { sendToSubscriptions } = await import("./send-subscriptions.js");
-    const prepared = prepareMessage(input, stamps, { mode: "actions" });
+    const prepared = prepareMessage(input, stamps, { mode: "actions", filter: destination.filter });
     if (flags.dryRun === true)
       return sendToSubscriptions(prepared, { output, destination, subscriptions: routed, deliverer: undefined, signal: io.signal, verbose: false });
     return withDeliverer(settings, flags, io, output, (deliverer) =>
       sendToSubscriptions(prepared, { output, destination, subscriptions: routed, deliverer, signal: io.signal, verbose: flags.verbose === true }),
     );
   }
-  // A delete's fan-out skips the sources in actions mode: the Actions webhook never sends delete.
+  // A delete's fan-out skips the sources in actions mode (the Actions webhook never sends delete), and a destination's filters may drop it.
   const sending = settings.destinations.filter((destination) => {
-    const { enabled, skipReason } = prepare(destination.mode);
+    const { enabled, skipReason, skipKind } = prepare(destination.mode, destination.filter);
     if (enabled) return true;
-    output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", reason: skipReason ?? null });
+    output.record({ type, messageId, ...sourceField(destination), outcome: "skipped", skip: skipKind ?? null, reason: skipReason ?? null });
     output.result(
       `${output.out.yellow("skipped")} ${type}${destination.source === undefined ? "" : ` (source ${destination.source})`}: ${skipReason}; nothing was sent`,
     );
     return false;
   });
   if (flags.dryRun === true) {
-    for (const destination of sending) printDryRun(output, prepare(destination.mode), destination, sourceField(destination));
+    for (const destination of sending) printDryRun(output, prepare(destination.mode, destination.filter), destination, sourceField(destination));
     return 0;
   }
   return withDeliverer(settings, flags, io, output, async (deliverer) => {
     const reports = await Promise.all(
       sending.map(async (destination) => {
         const label = destination.source === undefined ? type : `${destination.source} ${type}`;
-        const shaped = prepare(destination.mode);
+        const shaped = prepare(destination.mode, destination.filter);
         const report = await deliverer.deliver(shaped.body, destination, {
           signal: io.signal,
           onEvent: (event) => {

@@ -166,6 +166,9 @@ function serveCallbacks({
           `${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`,
         );
       }
+      // An accepted event that is never delivered (a filter dropped it, its integrations turn the
+      // destination off) says so, or the terminal would leave it unaccounted for; --verbose's run lines say it already.
+      if (outcome === "skipped" && !output.json && !verbose) output.log(`${output.err.yellow("→")} ${job.label} skipped: ${untrusted(String(reason))}`);
     },
     onRetried: (retried) => output.log(`POST /retry: ${retryNowLine(retried)}`),
     onForwardingStopped: (destination, error) => {

@@ -5,7 +5,7 @@ import { readUserTable } from "../../adapters/user-table-reader.js";
 import { resolveDeliverySettings, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { diffMembership, diffTraitValues, toTraitName, type TraitChange } from "../../core/audience.js";
 import { InputError, UsageError } from "../../core/errors.js";
-import { type DestinationMode, type MessageStamps, prepareMessage } from "../../core/message/prepare.js";
+import { type MessageStamps, prepareMessage, type PrepareOptions } from "../../core/message/prepare.js";
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
@@ -109,7 +109,7 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const retryNow = listenForRetryNow(io, output, plan.readsStdin, deliverer);
   let summary: RunSummary | undefined;
   try {
-    summary = await runDeliveries(changeJobs(changes, trait, destination.mode, commandStamps(io)), {
+    summary = await runDeliveries(changeJobs(changes, trait, { mode: destination.mode, filter: destination.filter }, commandStamps(io)), {
       ...renderRun(
         output,
         destination,
@@ -148,14 +148,14 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
 }
 
 /** The identifies to send, prepared a thousand at a time as the runner asks for them. */
-async function* changeJobs(changes: TraitChange[], trait: string, mode: DestinationMode, stamps: MessageStamps): AsyncGenerator<DeliveryJob[]> {
+async function* changeJobs(changes: TraitChange[], trait: string, options: PrepareOptions, stamps: MessageStamps): AsyncGenerator<DeliveryJob[]> {
   for (let start = 0; start < changes.length; start += 1_000) {
     yield changes.slice(start, start + 1_000).map((change, offset) => {
       const input = { type: "identify", userId: change.userId, traits: { [trait]: change.value } };
       return {
         number: start + offset + 1,
         original: JSON.stringify(input),
-        prepared: prepareMessage(input, stamps, { mode }),
+        prepared: prepareMessage(input, stamps, options),
         label: userLabel(change.userId),
         origin: { userId: change.userId, change: change.change, value: change.value },
       };

@@ -19,7 +19,12 @@ export const checkFlags = flagTable({
     description: `actions mode: events in the batch case, 2 to ${MAX_ACTIONS_BATCH_SIZE} (default 3)`,
     parse: wholeNumber(2, MAX_ACTIONS_BATCH_SIZE),
   }),
-  concurrency: flag({ syntax: "--concurrency <n>", description: "requests of the burst case in flight at once", default: "10", parse: wholeNumber(1, 100) }),
+  concurrency: flag({
+    syntax: "--concurrency <n>",
+    description: "requests in flight at once: of the cases sent together, and of the burst (1: one case after another)",
+    default: "10",
+    parse: wholeNumber(1, 100),
+  }),
   only: flag({
     syntax: "--only <names>",
     description: "run only these cases (comma-separated, repeatable)",

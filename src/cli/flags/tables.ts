@@ -72,7 +72,7 @@ export const deliveryFlags = flagTable({
   }),
   retryWindow: flag({
     syntax: "--retry-window <duration>",
-    description: "stop retrying this long after the first attempt",
+    description: "retry until this long after the first attempt, the last attempt then",
     default: "4h",
     parse: duration(),
     resume: true,
@@ -131,7 +131,7 @@ export const sendFlags = flagTable({
   subscriptions,
   retryWindow: flag({
     syntax: "--retry-window <duration>",
-    description: "stop retrying this long after the first attempt (default 4h; 1m when stderr is a terminal: a person is waiting)",
+    description: "retry until this long after the first attempt, the last attempt then (default 4h; 1m when stderr is a terminal: a person is waiting)",
     parse: duration(),
   }),
   userId: flag({ syntax: "--user-id <id>", description: "userId" }),

@@ -5,10 +5,11 @@ const RETRY_HELP = `
 Delivery:
   One POST per message to every URL at once; delivered when any URL answers 2xx
   within the timeout (5s, whole response; 10s in actions mode), and then not
-  retried to the others. Retried: timeouts, connection errors, 408, 429 and 5xx
-  except 501/505 (actions mode, as Segment's Actions destinations: 408, 423, 429
-  and 5xx except 501). Final: other 4xx, 3xx (redirects are not followed), 501,
-  505 (classic), untrusted TLS.
+  retried to the others. Retried: timeouts, connection errors, 408, 410, 429,
+  460 and 5xx except 501/505 (actions mode, as Segment's Actions destinations:
+  408, 423, 429 and 5xx except 501). Final: other 4xx, 3xx (redirects are
+  followed only in actions mode, as Segment's are: at most 20), 501, 505
+  (classic), untrusted TLS.
   Schedule: attempt n waits a random time in [0, min(10m, 1s x 2^(n-1))) (full
   jitter), or longer when Retry-After (seconds or an HTTP date) asks for longer,
   never less; no attempt starts after the retry window (4h) has closed.

@@ -11,6 +11,7 @@ export const CASE_NAMES = [
   "signature-reserialized",
   "signature-body-changed",
   "unicode",
+  "unicode-escaped",
   "large-event",
   "full-context",
   "batch",

@@ -42,6 +42,22 @@ export interface CaseDefinition {
   readonly passes: string;
   /** What it means when a receiver accepts a request it must refuse. */
   readonly acceptedMeans?: string;
+  /** About signatures: skipped without a secret, since nothing is signed then. */
+  readonly aboutSignatures?: boolean;
+  /** Sent after the others, by itself: it measures latency under its own load. */
+  readonly alone?: boolean;
+}
+
+/**
+ * A request sent only when a case's first request is refused with a 4xx: the same content signed
+ * another way. Accepted, it shows what the receiver verifies instead of Segment's signature.
+ */
+export interface Probe {
+  readonly request: CheckRequest;
+  /** What it is, for --dry-run. */
+  readonly sends: string;
+  /** Why the case failed or warned, when it is accepted: follows "refused the exact bytes (HTTP 401) but accepted". */
+  readonly acceptedMeans: string;
 }
 
 /** A case made ready: its requests, or why it is not sent. */
@@ -54,11 +70,7 @@ export interface BuiltCase {
   readonly note?: string | undefined;
   readonly messageIds: readonly string[];
   readonly skip?: string | undefined;
-  /**
-   * Sent only when the first request is refused with a 4xx: the same event re-serialised by
-   * JSON.stringify and signed over those bytes. Accepted, it shows which bytes the receiver signs.
-   */
-  readonly probe?: CheckRequest | undefined;
+  readonly probe?: Probe | undefined;
 }
 
 type Builder = (settings: CheckSettings) => Omit<BuiltCase, "definition">;
@@ -70,6 +82,14 @@ const IN_TIME = "2xx within 5 s (10 s in actions mode)";
 const BURST_SIZE = 20;
 
 const NO_SECRET = "no shared secret given (--secret-file, --secret or WH_SHARED_SECRET): the signature cases need one";
+
+/** Why verifying JSON.stringify(req.body) passes with Segment and what it risks (the unicode-escaped case's advisory). */
+const REPARSED =
+  "the same event as JSON.stringify writes it: your receiver verifies JSON.stringify(req.body), not the raw bytes it received. That holds with Segment, whose bodies are JSON.stringify's own bytes; the risk: a body written or re-encoded by anything else (a proxy or relay on the way, a sender in another language) fails verification, and a 4xx is not retried: the event is lost. Verify the raw request body";
+
+/** Why a raw-bytes receiver refuses an Actions batch, and what to verify instead (the batch case's failure). */
+const WHOLE_BATCH =
+  "the same batch signed over its whole body: your receiver verifies the whole body, but an Actions batch is signed over its first event only (X-Signature is the HMAC-SHA1 of JSON.stringify of the first event, as action-destinations' webhook signs payload[0].data). When the body is a JSON array, verify JSON.stringify(JSON.parse(rawBody)[0]); the other events are covered by no signature";
 
 function typeCase(type: MessageType): Definition {
   const special = type === "alias" ? " with the literal keys `Previous ID` and `User ID`" : type === "delete" ? " with only type, userId and timestamp" : "";
@@ -102,6 +122,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     sends: "a track whose X-Signature was made with another secret",
     passes: "a 4xx",
     acceptedMeans: "accepted a request signed with another secret: your receiver does not verify signatures",
+    aboutSignatures: true,
     build: (settings) => tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(`${secret}-not`, message.body) })),
   },
   "signature-missing": {
@@ -110,6 +131,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     sends: "a track without X-Signature",
     passes: "a 4xx",
     acceptedMeans: "accepted a request without X-Signature: your receiver lets unsigned requests through",
+    aboutSignatures: true,
     build: (settings) => tampered(settings, (message) => ({ body: message.body, signature: undefined })),
   },
   "signature-reserialized": {
@@ -119,6 +141,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: "a 4xx",
     acceptedMeans:
       "accepted a body whose X-Signature was computed over different bytes (the same JSON, spaced otherwise): your receiver does not verify the exact bytes it received",
+    aboutSignatures: true,
     build: (settings) =>
       tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(secret, JSON.stringify(JSON.parse(message.body), null, 2)) })),
   },
@@ -128,22 +151,33 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     sends: "a track with a valid X-Signature of its body, and then the body changed (total 99.5 became 9950)",
     passes: "a 4xx",
     acceptedMeans: "accepted a body changed after it was signed: your receiver does not compare the signature with the body it received",
+    aboutSignatures: true,
     build: (settings) =>
       tampered(settings, (message, secret) => ({ body: message.body.replace('"total":99.5', '"total":9950'), signature: signBody(secret, message.body) })),
   },
+  // Segment's bodies are JSON.stringify's bytes (action-destinations' webhook signs
+  // JSON.stringify(payload.data)): the required case sends those, and other encoders' escapes are
+  // an advisory, which a receiver verifying JSON.stringify(req.body) passes only with Segment.
   unicode: {
     required: true,
     expect: "accept",
-    sends: "a signed track with accents, CJK and an emoji, and the escapes other encoders write: `\\/`, `\\u00e9`, `\\u003c`",
+    sends: "a signed track with accents, CJK, an emoji, a URL and markup, in the bytes Segment writes (JSON.stringify's: UTF-8, no escapes)",
     passes: IN_TIME,
     build: (settings) => {
       const message = prepare(UNICODE_SAMPLE, settings);
-      const exact = escapeLikeOtherEncoders(message.body);
-      return {
-        requests: [signed(exact, settings)],
-        messageIds: ids(message),
-        probe: settings.secret === undefined ? undefined : signed(message.body, settings),
-      };
+      return { requests: [signed(message.body, settings)], messageIds: ids(message) };
+    },
+  },
+  "unicode-escaped": {
+    required: false,
+    expect: "accept",
+    sends: "the same track with the escapes other encoders write and Segment never does (`\\/`, `\\u00e9`, `\\u003c`), signed over those exact bytes",
+    passes: `${IN_TIME}: a receiver that verifies the raw bytes accepts any body signed over them`,
+    aboutSignatures: true,
+    build: (settings) => {
+      const message = prepare(UNICODE_SAMPLE, settings);
+      const probe = { request: signed(message.body, settings), sends: "the same event as JSON.stringify writes it", acceptedMeans: REPARSED };
+      return { requests: [signed(escapeLikeOtherEncoders(message.body), settings)], messageIds: ids(message), probe };
     },
   },
   "large-event": {
@@ -177,7 +211,11 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
       const kinds: MessageType[] = ["identify", "track", "page"];
       const messages = Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
       const batch = actionsBatch(messages.map((message) => message.body));
-      return { requests: [signed(batch.body, settings, batch.signedText)], messageIds: messages.flatMap(ids) };
+      const probe =
+        settings.secret === undefined
+          ? undefined
+          : { request: signed(batch.body, settings), sends: "the same batch signed over its whole body", acceptedMeans: WHOLE_BATCH };
+      return { requests: [signed(batch.body, settings, batch.signedText)], messageIds: messages.flatMap(ids), probe };
     },
   },
   retry: {
@@ -198,6 +236,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     expect: "accept",
     sends: `${BURST_SIZE} signed tracks, --concurrency at once (default 10)`,
     passes: `all ${IN_TIME}; the p50 and p99 latencies are reported`,
+    alone: true,
     build: (settings) => {
       const messages = Array.from({ length: BURST_SIZE }, () => trackBody(settings));
       const requests = messages.map((message) => signed(message.body, settings));
@@ -217,7 +256,7 @@ export function buildCases(names: ReadonlySet<CaseName>, settings: CheckSettings
   return CASE_NAMES.filter((name) => names.has(name)).map((name) => {
     const { build, ...rest } = DEFINITIONS[name];
     const definition = { name, ...rest };
-    const needsSecret = definition.expect === "refuse" && settings.secret === undefined;
+    const needsSecret = definition.aboutSignatures === true && settings.secret === undefined;
     return needsSecret ? { definition, requests: [], messageIds: [], skip: NO_SECRET } : { definition, ...build(settings) };
   });
 }

@@ -60,7 +60,7 @@ export function gradeCase(built: BuiltCase, observations: readonly Observation[]
   const reason =
     definition.expect === "refuse"
       ? refusalFailure(failing.outcome, definition.acceptedMeans ?? "accepted a request it must refuse", timeoutMs)
-      : (reserializedOnly(failing, probe) ?? acceptFailure(failing.outcome, messageIds[0], timeoutMs));
+      : (probeAccepted(failing, probe, built.probe?.acceptedMeans) ?? acceptFailure(failing.outcome, messageIds[0], timeoutMs));
   const count = observations.filter((each) => !meets(definition.expect, each.outcome)).length;
   const counted = observations.length > 1 && count > 1 ? `${count} of ${observations.length} requests failed; the first: ${reason}` : reason;
   return { ...graded, outcome: definition.required ? "fail" : "warn", reason: counted };
@@ -125,12 +125,12 @@ function refusalFailure(outcome: AttemptOutcome, acceptedMeans: string, timeoutM
 }
 
 /**
- * The bug of a receiver that checks the signature against JSON.stringify(req.body): it refuses
- * Segment's exact bytes but accepts the same event as JSON.stringify writes it.
+ * What the receiver verifies, when it refused the case's request but accepted its probe (the
+ * same content signed another way): JSON.stringify(req.body), or a batch's whole body.
  */
-function reserializedOnly(failing: Observation, probe: Observation | undefined): string | undefined {
-  if (!wantsProbe(failing) || probe === undefined || !meets("accept", probe.outcome)) return undefined;
-  return `refused the exact bytes (${describeOutcome(failing.outcome)}) but accepted the same event re-serialised by JSON.stringify and signed over that: your receiver verifies JSON.stringify(req.body), not the raw bytes it received. Segment signs the bytes it sends, escapes and all: verify the raw request body`;
+function probeAccepted(failing: Observation, probe: Observation | undefined, acceptedMeans: string | undefined): string | undefined {
+  if (acceptedMeans === undefined || !wantsProbe(failing) || probe === undefined || !meets("accept", probe.outcome)) return undefined;
+  return `refused the exact bytes (${describeOutcome(failing.outcome)}) but accepted ${acceptedMeans}`;
 }
 
 /** The median and p99 latency over the burst (nearest rank). */

@@ -129,7 +129,7 @@ export async function routeMessage(result: PrepareResult, set: SubscriptionSet):
   if (!result.ok || !result.message.enabled) return result;
   const { message } = result;
   const routes = await routeEvent(set.subscriptions, JSON.parse(message.body), set.engines, message.only);
-  if (routes.length === 0) return { ok: true, message: { ...message, enabled: false, skipReason: NO_SUBSCRIPTION_MATCHED } };
+  if (routes.length === 0) return { ok: true, message: { ...message, enabled: false, skipKind: "unmatched", skipReason: NO_SUBSCRIPTION_MATCHED } };
   if (routes.every((route) => !route.ok)) return { ok: false, kind: "invalid-message", error: describeUnmapped(routes) };
   return { ok: true, message: { ...message, routes } };
 }

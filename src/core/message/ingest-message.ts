@@ -2,6 +2,7 @@ import { checkRequiredFields, checkShape, MAX_MESSAGE_BYTES, sizeError } from ".
 import { formatIssues, parseInboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
 import { normalizeTimestamp } from "./timestamp.js";
+import { unlessNotJsonData } from "./json-data.js";
 import type { MessageStamps } from "./prepare.js";
 
 /** The message types the ingestion API takes from a client (a delete is not a client call). */
@@ -20,9 +21,11 @@ export interface LibraryInfo {
 /**
  * Validates a Segment-spec message with the same schema and rules as the destination side and
  * serialises it once, in the ingestion API's own shape: the input's fields, plus a messageId and
- * a timestamp when it has none, and `context.library` naming the sending library.
+ * a timestamp when it has none, and `context.library` naming the sending library (as
+ * analytics-node's own sets it over the caller's), or with `keepOwnLibrary` only when the
+ * message names none: a relay of what other libraries recorded (wh ingest) keeps their names.
  */
-export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo): IngestMessageResult {
+export function buildIngestMessage(input: unknown, stamps: MessageStamps, library: LibraryInfo, keepOwnLibrary = false): IngestMessageResult {
   const type = typeof input === "object" && input !== null ? (input as { type?: unknown }).type : undefined;
   if (type === "delete")
     return { ok: false, code: "E_INVALID_MESSAGE", error: `type: a delete is not sent by the client; use one of ${INGEST_TYPES.join(", ")}` };
@@ -44,9 +47,17 @@ export function buildIngestMessage(input: unknown, stamps: MessageStamps, librar
     timestamp = normalized;
   }
   const messageId = message.messageId ?? stamps.newId();
-  const out = { ...message, context: { ...message.context, library }, messageId, timestamp };
-  const json = JSON.stringify(out);
+  const own = keepOwnLibrary ? message.context?.library : undefined;
+  const out = { ...message, context: { ...message.context, library: own ?? library }, messageId, timestamp };
+  return unlessNotJsonData(
+    input,
+    () => serialised(message.type as IngestType, messageId, JSON.stringify(out)),
+    (error) => ({ ok: false, code: "E_INVALID_MESSAGE", error }),
+  );
+}
+
+function serialised(type: IngestType, messageId: string, json: string): IngestMessageResult {
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_MESSAGE_BYTES) return { ok: false, code: "E_MESSAGE_TOO_LARGE", error: sizeError(bytes) };
-  return { ok: true, type: message.type as IngestType, messageId, json, bytes };
+  return { ok: true, type, messageId, json, bytes };
 }

@@ -1,3 +1,4 @@
+import { isObject, requireArgument } from "../arguments.js";
 import { checkRequiredFields, checkShape, isDestinationEnabled, MAX_MESSAGE_BYTES, sizeError } from "./rules.js";
 import { formatIssues, parseInboundMessage, parseOutboundMessage, type InboundMessage } from "./schema.js";
 import type { MessageType } from "./types.js";
@@ -5,8 +6,12 @@ import type { Route } from "../destination/route.js";
 import { asCaptureRecord } from "../capture.js";
 import { asDeadLetterRecord } from "../dead-letter.js";
 import { inexactNumberProblem } from "./exact-numbers.js";
+import { unlessNotJsonData } from "./json-data.js";
 import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
+import type { EventFilter } from "../destination/filters.js";
+import { filterMessage, stampedOnce } from "./filter-message.js";
+import type { SkipKind } from "./skip.js";
 
 /** Where a message gets what it does not carry: the time and a fresh messageId. */
 export interface MessageStamps {
@@ -23,10 +28,14 @@ export interface PrepareOptions {
   /** Send a line that is already in the outbound shape as its own bytes, not re-serialised. */
   exactBytes?: boolean | undefined;
   /**
-   * False for an event wh serve accepted: its size was checked as the client sent it (32 KiB,
-   * as Segment's tracking API), and what the pipeline added cannot make it refused afterwards.
+   * True for an event wh serve accepted, judged as Segment's tracking API judges it: its size as
+   * the client sent it (32 KiB), its fields as the API takes them (a page's properties.url need
+   * not be a string). The seed's rules for what a caller writes (32,000 bytes of outbound body,
+   * the typed page and screen fields) do not refuse it afterwards.
    */
-  checkSize?: boolean | undefined;
+  fromTrackingApi?: boolean | undefined;
+  /** The destination's filters (Destination.filter), applied to the event before it is shaped. */
+  filter?: EventFilter | undefined;
 }
 
 /** A message ready for the wire: the exact body bytes are decided here, once. */
@@ -41,6 +50,8 @@ export interface PreparedMessage {
   enabled: boolean;
   /** Why it is not sent: set whenever `enabled` is false. */
   skipReason?: string | undefined;
+  /** What kind of reason that is: set whenever `enabled` is false. */
+  skipKind?: SkipKind | undefined;
   /** The input's fields that the chosen outbound shape does not carry (classic mode), for --dry-run and --verbose. */
   dropped?: readonly string[] | undefined;
   /** With subscriptions: each matching subscription and what its mapping made of the event (core/destination/route.ts). */
@@ -59,7 +70,8 @@ export type PrepareResult = { ok: true; message: PreparedMessage } | PrepareFail
  * are values, never throws.
  */
 export function prepareMessage(value: unknown, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
-  return prepareValue(value, undefined, stamps, options);
+  checkArguments(stamps, options);
+  return unlessNotJsonData(value, () => prepareValue(value, undefined, stamps, options), invalid);
 }
 
 /**
@@ -70,6 +82,8 @@ export function prepareMessage(value: unknown, stamps: MessageStamps, options: P
  * invalid one stays invalid, for the reason it gave).
  */
 export function prepareLine(line: string, stamps: MessageStamps, options: PrepareOptions = {}): PrepareResult {
+  requireArgument(typeof line === "string", "line", "a string", line);
+  checkArguments(stamps, options);
   const parsed = parseJson(line);
   if (!parsed.ok) return { ok: false, kind: "invalid-json", error: parsed.error };
   const record = asCaptureRecord(parsed.value);
@@ -88,17 +102,31 @@ function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefi
   return result.ok && subscriptions !== undefined ? { ok: true, message: { ...result.message, only: subscriptions } } : result;
 }
 
+function checkArguments(stamps: MessageStamps, options: PrepareOptions): void {
+  requireArgument(typeof stamps?.now === "function" && typeof stamps.newId === "function", "stamps", "{ now(), newId() }", stamps);
+  requireArgument(isObject(options), "options", "an object", options);
+  const { mode } = options;
+  requireArgument(mode === undefined || mode === "classic" || mode === "actions", "options.mode", '"classic" or "actions"', mode);
+}
+
 function prepareValue(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
-  const result = prepareShape(value, exact, stamps, options);
-  if (!result.ok || options.checkSize === false) return result;
+  const { filter } = options;
+  const once = filter === undefined ? stamps : stampedOnce(stamps);
+  const shaped = prepareShape(value, exact, once, options);
+  const result =
+    filter === undefined || !shaped.ok || !shaped.message.enabled
+      ? shaped
+      : filterMessage(filter, value as object, shaped.message, (event) => prepareShape(event, undefined, once, options));
+  if (!result.ok || options.fromTrackingApi === true) return result;
   const bytes = Buffer.byteLength(result.message.body);
   return bytes > MAX_MESSAGE_BYTES ? { ok: false, kind: "too-large", error: sizeError(bytes) } : result;
 }
 
 function prepareShape(value: unknown, exact: string | undefined, stamps: MessageStamps, options: PrepareOptions): PrepareResult {
-  if (options.mode === "actions") return prepareActions(value, exact, stamps);
+  const seedShapes = options.fromTrackingApi !== true;
+  if (options.mode === "actions") return prepareActions(value, exact, stamps, seedShapes);
   if (isClassicOutbound(value)) return prepareOutbound(value, exact ?? JSON.stringify(value));
-  const checked = checkEvent(value, stamps);
+  const checked = checkEvent(value, stamps, seedShapes);
   if (!checked.ok) return checked;
   const { message, timestamp } = checked;
   const outbound = buildOutbound(message, timestamp, stamps);
@@ -147,13 +175,14 @@ function carriedByClassic(type: MessageType, key: string): boolean {
  * Segment's Webhooks (Actions) destination with its default mapping (`data: { '@path': '$.' }`,
  * action-destinations webhook/send/index.ts): the whole event as Segment holds it. Fields are kept
  * as the event has them, timestamps with their own offsets; only what every event Segment holds
- * has is filled in when missing (messageId, timestamp and receivedAt, context, integrations):
- * sentAt and originalTimestamp are the client's, never invented. An alias keeps camelCase
- * previousId and userId. With exact bytes, the line goes as it is.
+ * has is filled in when missing (messageId, timestamp and receivedAt, context): sentAt and
+ * originalTimestamp are the client's, never invented, and so is `integrations` (an event holds
+ * it only when its client sent it: the webhook run by actions-core's createTestIntegration sends
+ * none). An alias keeps camelCase previousId and userId. With exact bytes, the line goes as it is.
  */
-function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps): PrepareResult {
+function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps, seedShapes: boolean): PrepareResult {
   const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
-  const checked = checkEvent(event, stamps);
+  const checked = checkEvent(event, stamps, seedShapes);
   if (!checked.ok) return checked;
   const { message } = checked;
   const filled: Record<string, unknown> = { ...(event as Record<string, unknown>) };
@@ -163,12 +192,11 @@ function prepareActions(value: unknown, exact: string | undefined, stamps: Messa
     filled.timestamp ??= now;
     filled.receivedAt ??= now;
     filled.context ??= {};
-    filled.integrations ??= {};
   }
   const result = finish(message.type, exact ?? JSON.stringify(filled), message, (filled.messageId as string | null | undefined) ?? undefined, []);
   // The webhook destination has no onDelete (webhook/index.ts): Segment never sends it a delete.
   if (!result.ok || message.type !== "delete") return result;
-  return { ok: true, message: { ...result.message, enabled: false, skipReason: "the Actions webhook never sends delete" } };
+  return { ok: true, message: { ...result.message, enabled: false, skipKind: "integrations", skipReason: "the Actions webhook never sends delete" } };
 }
 
 /** A classic alias's literal keys as the event holds them (camelCase). */
@@ -178,12 +206,15 @@ function fromClassicAlias(value: Record<string, unknown>): Record<string, unknow
   return { ...rest, previousId, userId };
 }
 
-/** The schema, the seed's rules and the timestamp (normalised, or now): what every event must pass. */
-function checkEvent(value: unknown, stamps: MessageStamps): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
+/**
+ * The schema, the seed's rules and the timestamp (normalised, or now): what every event must
+ * pass; the seed's typed page and screen fields only with `seedShapes`.
+ */
+function checkEvent(value: unknown, stamps: MessageStamps, seedShapes: boolean): { ok: true; message: InboundMessage; timestamp: string } | PrepareFailure {
   const parsed = parseInboundMessage(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
-  const problem = checkRequiredFields(message) ?? checkShape(message.type, message.properties, message.context);
+  const problem = checkRequiredFields(message) ?? (seedShapes ? checkShape(message.type, message.properties, message.context) : undefined);
   if (problem !== undefined) return invalid(problem);
   const timestamp = message.timestamp == null ? stamps.now().toISOString() : normalizeTimestamp(message.timestamp);
   if (timestamp === undefined) return invalid(timestampError(message.timestamp as string));
@@ -265,7 +296,7 @@ function finish(
       messageId,
       ...(isDestinationEnabled(identity.integrations)
         ? { enabled: true }
-        : { enabled: false, skipReason: "its integrations turn the Webhooks destination off" }),
+        : { enabled: false, skipKind: "integrations" as const, skipReason: "its integrations turn the Webhooks destination off" }),
       ...(dropped.length === 0 ? {} : { dropped }),
     },
   };

@@ -1,3 +1,4 @@
+import { isObject, requireArgument } from "../arguments.js";
 import { formatIssues, parsePageProperties, parseScreenContext } from "./schema.js";
 import type { MessageType } from "./types.js";
 
@@ -23,6 +24,7 @@ const IDENTITY = "You must pass either an 'anonymousId' or 'userId'.";
  * message breaks, or undefined. An empty string counts as missing, as it does in Go.
  */
 export function checkRequiredFields(message: IdentityFields): string | undefined {
+  requireArgument(isObject(message), "message", "a message object", message);
   const hasIdentity = Boolean(message.userId) || Boolean(message.anonymousId);
   switch (message.type) {
     case "track":
@@ -49,6 +51,7 @@ export function checkRequiredFields(message: IdentityFields): string | undefined
  */
 export function isDestinationEnabled(integrations: Record<string, unknown> | null | undefined): boolean {
   if (integrations == null) return true;
+  requireArgument(isObject(integrations), "integrations", "an object, null or undefined", integrations);
   const own = integrations[DESTINATION_NAME];
   if (own === false) return false;
   if (integrations.All === false) return own !== undefined && own !== null;

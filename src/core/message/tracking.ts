@@ -30,9 +30,13 @@ export type TrackingErrorCode =
 
 /**
  * The largest event, in bytes of its compact JSON as the client sent it, before the pipeline adds
- * anything: 32 KiB, the limit the SDKs hold their events to (analytics-node MAX_EVENT_SIZE_IN_KB
- * 32, analytics-python MAX_MSG_SIZE 32 << 10). analytics-python measures its own looser
- * serialisation (", " separators), so what it lets through is never larger here.
+ * anything (a single call's `type` from its path included): 32 KiB, the limit the SDKs hold their
+ * events to (analytics-node MAX_EVENT_SIZE_IN_KB 32, analytics-python MAX_MSG_SIZE 32 << 10).
+ * analytics-python measures its own looser serialisation (", " separators), so what it lets
+ * through is never larger here. Over it, a single call is answered 400 (segment-docs HTTP API,
+ * "Max request size": "Segment's API responds with 400 Bad Request if these limits are
+ * exceeded"), while a batch's event over it is rejected alone and the batch taken, as every
+ * other event of a batch that cannot be taken is.
  */
 const MAX_SENT_EVENT_BYTES = 32 * 1024;
 
@@ -84,7 +88,7 @@ export interface RejectedEvent {
 
 export type ExpandResult =
   | { ok: true; writeKey: string | undefined; events: { index: number; event: Record<string, unknown> }[]; rejected: RejectedEvent[] }
-  | { ok: false; error: string };
+  | { ok: false; code: "invalid_request" | "body_too_large"; error: string; writeKey?: string | undefined };
 
 /**
  * The events of one request: a single call (its type from the path when the body has none) or a
@@ -97,15 +101,17 @@ export type ExpandResult =
  *   client's clock: receivedAt - (sentAt - originalTimestamp) when the client sent `sentAt`.
  */
 export function expandRequest(call: string, body: unknown, context: AcceptContext): ExpandResult {
-  if (!isJsonObject(body)) return { ok: false, error: "the body must be a JSON object" };
+  if (!isJsonObject(body)) return { ok: false, code: "invalid_request", error: "the body must be a JSON object" };
   const writeKey = typeof body.writeKey === "string" && body.writeKey !== "" ? body.writeKey : undefined;
   let raw: unknown[];
   let shared: Record<string, unknown> = {};
   if (call === "batch") {
-    if (!Array.isArray(body.batch)) return { ok: false, error: "a batch request needs a `batch` array" };
+    if (!Array.isArray(body.batch)) return { ok: false, code: "invalid_request", error: "a batch request needs a `batch` array", writeKey };
     raw = body.batch;
     shared = body;
   } else {
+    const tooLarge = sizeProblem(body);
+    if (tooLarge !== undefined) return { ok: false, code: "body_too_large", error: tooLarge, writeKey };
     raw = [{ ...body, type: body.type ?? call }];
   }
   const events: { index: number; event: Record<string, unknown> }[] = [];
@@ -120,9 +126,9 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
       rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_MESSAGES} events one batch may carry`, sent: item });
       continue;
     }
-    const bytes = Buffer.byteLength(JSON.stringify(item));
-    if (bytes > MAX_SENT_EVENT_BYTES) {
-      rejected.push({ index, messageId, reason: "too_large", error: sizeError(bytes, MAX_SENT_EVENT_BYTES), sent: item });
+    const tooLarge = call === "batch" ? sizeProblem(item) : undefined;
+    if (tooLarge !== undefined) {
+      rejected.push({ index, messageId, reason: "too_large", error: tooLarge, sent: item });
       continue;
     }
     const enriched = enrich(item, shared, context);
@@ -132,13 +138,18 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   return { ok: true, writeKey, events, rejected };
 }
 
+function sizeProblem(sent: Record<string, unknown>): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(sent));
+  return bytes > MAX_SENT_EVENT_BYTES ? sizeError(bytes, MAX_SENT_EVENT_BYTES) : undefined;
+}
+
 function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, { receivedAt, ip, stamps }: AcceptContext): Record<string, unknown> | string {
   const { writeKey: _writeKey, ...event } = item;
   const context = mergeObjects(batch.context, event.context);
   const integrations = mergeObjects(batch.integrations, event.integrations);
   if (context !== undefined) event.context = context;
   if (integrations !== undefined) event.integrations = integrations;
-  if (ip !== undefined && fromClientLibrary(event.context) && isJsonObject(event.context) && event.context.ip === undefined) {
+  if (ip !== undefined && collectsIp(event.context) && isJsonObject(event.context) && event.context.ip === undefined) {
     event.context = { ...event.context, ip };
   }
   if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
@@ -165,7 +176,10 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
 /**
  * Segment's libraries that run on the user's device: for their events Segment fills context.ip
  * from the request (the Spec's common fields: collected for analytics.js, iOS and Android).
- * A server-side library's request comes from the app's server, whose address is no user's.
+ * A server-side library's request comes from the app's server, whose address is no user's,
+ * unless the call says it comes from the user's device with `context.direct: true` (segment-docs
+ * HTTP API, "Collecting IP Address": "When sending a HTTP call from a user's device, you can
+ * collect the IP address by setting `context.direct` to `true`").
  */
 const CLIENT_LIBRARIES = new Set([
   "analytics.js",
@@ -178,9 +192,10 @@ const CLIENT_LIBRARIES = new Set([
   "analytics-flutter",
 ]);
 
-function fromClientLibrary(context: unknown): boolean {
-  const library = isJsonObject(context) ? context.library : undefined;
-  return isJsonObject(library) && typeof library.name === "string" && CLIENT_LIBRARIES.has(library.name);
+function collectsIp(context: unknown): boolean {
+  if (!isJsonObject(context)) return false;
+  const { library } = context;
+  return context.direct === true || (isJsonObject(library) && typeof library.name === "string" && CLIENT_LIBRARIES.has(library.name));
 }
 
 /** The batch's object under the event's: shallow, the event's keys win. */

@@ -93,7 +93,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
       ip: request.ip?.replace(/^::ffff:/, ""),
       stamps: options.stamps,
     });
-    const writeKey = request.authWriteKey ?? (expanded.ok ? expanded.writeKey : undefined);
+    const writeKey = request.authWriteKey ?? expanded.writeKey;
     // No write key, no source: Segment could not say whose events these are, nor can wh (flat settings included).
     const source =
       writeKey === undefined ? undefined : options.bySource ? sources.find((candidate) => candidate.destination.writeKey === writeKey) : sources[0];
@@ -107,14 +107,14 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
       });
     }
     const name = source.destination.source;
-    if (!expanded.ok) return report({ ...base, status: 400, code: "invalid_request", source: name, message: expanded.error });
+    if (!expanded.ok) return report({ ...base, status: 400, code: expanded.code, source: name, message: expanded.error });
     const where = (index: number): string => (request.call === "batch" ? `batch[${index}]` : request.path);
     const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
     const fresh: AcceptedEvent[] = [];
     const ids = new Set<string>();
     let duplicates = 0;
     for (const { index, event } of expanded.events) {
-      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, checkSize: false });
+      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, fromTrackingApi: true, filter: source.destination.filter });
       const messageId = event.messageId as string;
       if (!prepared.ok) {
         rejected.push(

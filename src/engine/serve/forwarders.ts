@@ -4,7 +4,7 @@ import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
 import type { OutputWriteError } from "../../core/errors.js";
 import { createDeliverer, type Sender, type WaitReason } from "../deliverer.js";
 import { runDeliveries, type RunSummary } from "../run-deliveries.js";
-import type { DeliveryJob, JobOutcome } from "../delivery-job.js";
+import { type DeliveryJob, type JobOutcome, skipKindOf } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
 import type { JobMaker } from "./stored-event.js";
@@ -71,7 +71,9 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         graceMs: options.graceMs,
         onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
         onOutcome: (job, outcome, report, reason) => {
-          if (outcome !== "interrupted" && outcome !== "dry-run") metrics.ended.inc({ outcome });
+          // A skip says its kind: wh_serve_events_total{outcome="skipped",skip="filtered"}.
+          if (outcome !== "interrupted" && outcome !== "dry-run")
+            metrics.ended.inc(outcome === "skipped" ? { outcome, skip: skipKindOf(job) ?? "integrations" } : { outcome });
           const receivedAt = (job.origin as { receivedAt?: string } | undefined)?.receivedAt;
           if (outcome === "delivered" && receivedAt !== undefined) metrics.latency.observe((options.clock.now() - Date.parse(receivedAt)) / 1_000);
           options.onOutcome?.(job, outcome, report, reason, destination);

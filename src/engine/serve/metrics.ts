@@ -10,7 +10,10 @@ export class ServeMetrics {
     "Events dropped from a request that was taken (answered 200), by reason.",
   );
   readonly duplicates: Counter = this.registry.counter("wh_serve_events_duplicate_total", "Events dropped as duplicates of a recent messageId.");
-  readonly ended: Counter = this.registry.counter("wh_serve_events_total", "Events whose delivery ended, by outcome (delivered, skipped, failed, invalid).");
+  readonly ended: Counter = this.registry.counter(
+    "wh_serve_events_total",
+    "Events whose delivery ended, by outcome (delivered, skipped, failed, invalid); a skip by its kind (integrations, filtered, unmatched).",
+  );
   readonly latency: Histogram = this.registry.histogram(
     "wh_serve_delivery_latency_seconds",
     "Time from accepting an event to its delivery.",
