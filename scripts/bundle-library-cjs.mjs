@@ -21,6 +21,10 @@ await build({
   target: "node20",
   packages: "external",
   logLevel: "warning",
+  // The one module that reads import.meta.url (adapters/segment-engines.ts requires Segment's
+  // engines beside it) gets this file's URL, as the CLI bundle does.
+  define: { "import.meta.url": "__whModuleUrl" },
+  banner: { js: 'const __whModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [
     {
       // zod's exports map `zod/v4/locales/*` to the very file named, for require too: the .js is
