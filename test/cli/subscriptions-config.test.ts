@@ -50,7 +50,7 @@ describe("subscriptions in the config", () => {
       '/hook/a {"total":5}',
       expect.stringMatching(/^\/hook\/b \{"type":"identify","userId":"u1","traits":\{"name":"Ada"\}/),
     ]);
-    expect(result.stdout).toContain('{"line":3,"outcome":"skipped","type":"group","messageId":"m3","reason":"matched no subscription"}');
+    expect(result.stdout).toContain('{"line":3,"outcome":"skipped","skip":"unmatched","type":"group","messageId":"m3","reason":"matched no subscription"}');
   });
 
   it("takes the Public API's whole answer, in the config or with --subscriptions FILE", async () => {

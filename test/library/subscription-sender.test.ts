@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, createWebhookSender, signBody, UsageError } from "../../src/index.js";
+import { createWebhookSender, signBody, UsageError } from "../../src/index.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 
 // createWebhookSender with a destination's subscriptions: what wh send does with them, as a call.
@@ -56,7 +56,7 @@ describe("createWebhookSender with subscriptions", () => {
 
   it("refuses a bad trigger naming the subscription, and webhooks beside subscriptions", async () => {
     const bad = [{ ...subscriptions("http://127.0.0.1:9")[0], trigger: "typo" }] as ReturnType<typeof subscriptions>;
-    await expect(createWebhookSender({ subscriptions: bad })).rejects.toThrow(ConfigError);
+    await expect(createWebhookSender({ subscriptions: bad })).rejects.toThrow(UsageError);
     await expect(createWebhookSender({ subscriptions: bad })).rejects.toThrow('subscriptions[0] ("Tracks").trigger');
     await expect(createWebhookSender({ subscriptions: subscriptions("http://127.0.0.1:9"), webhooks: "http://127.0.0.1:9" })).rejects.toThrow(UsageError);
   });
