@@ -16,6 +16,8 @@ import { describeOutputError, type KeptFile, openOutputFile } from "./output-fil
  */
 export class AppendFile {
   private buffer: string[] = [];
+  /** The records the last flush wrote whole: what takeBack can take off the end again. */
+  private lastFlushed: readonly string[] = [];
   private written = 0;
   private size: number;
   private failure: OutputWriteError | undefined;
@@ -91,12 +93,35 @@ export class AppendFile {
       }
       this.size += length;
       this.written += count;
+      this.lastFlushed = records.slice(0, count);
       const failure = new OutputWriteError(`could not write ${this.what} ${this.path}: ${describeOutputError(error, this.path)}`, { cause: error });
       if (this.afterFailure === "stop" || !whole) this.failure = failure;
       throw failure;
     }
     this.size += bytes.length;
     this.written += records.length;
+    this.lastFlushed = records;
+  }
+
+  /**
+   * Cuts the last `count` records of the last flush off the file again: records another file had
+   * to agree with and does not (dead letters whose lines the journal could not record, which
+   * --resume would dead-letter a second time). A device keeps what it was given.
+   */
+  takeBack(count: number): void {
+    const taken = this.lastFlushed.slice(this.lastFlushed.length - count);
+    if (count <= 0 || taken.length !== count) return;
+    const bytes = Buffer.byteLength(taken.join(""));
+    this.lastFlushed = this.lastFlushed.slice(0, this.lastFlushed.length - count);
+    this.written -= count;
+    if (this.fd === undefined || !this.isRegularFile) return;
+    try {
+      ftruncateSync(this.fd, this.size - bytes);
+    } catch (error) {
+      this.failure ??= new OutputWriteError(`could not cut back ${this.what} ${this.path}: ${describeOutputError(error, this.path)}`, { cause: error });
+      throw this.failure;
+    }
+    this.size -= bytes;
   }
 
   /**

@@ -132,6 +132,11 @@ export class Journal {
     this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${code}\n`);
   }
 
+  /** Records written whole so far (the header among them). */
+  get count(): number {
+    return this.file.count;
+  }
+
   /** Writes what was marked; throws OutputWriteError when the disk refuses (see AppendFile). */
   flush(): void {
     this.file.flush();

@@ -37,6 +37,8 @@ export interface FinishedLog {
   /** Writes what was marked; throws OutputWriteError when the disk refuses. */
   flush(): void;
   readonly broken: OutputWriteError | undefined;
+  /** Records written whole so far: of a log whose flush can throw (a journal file), not of one that holds what it could not write (the spool). */
+  readonly count?: number;
 }
 
 /** Where invalid and failed jobs go: a dead-letter file, or `wh serve`'s dead-letter stream. */
@@ -47,4 +49,6 @@ export interface DeadLetterLog {
   flush(): void;
   /** Records written whole so far. */
   readonly count: number;
+  /** Takes the last `count` records of the last flush out again (a file's can be): their lines could not be journaled. */
+  takeBack?(count: number): void;
 }

@@ -96,32 +96,63 @@ export class RunRecorder {
     }
   }
 
-  /** Writes the dead letters, then journals the jobs whose records were written whole. */
+  /**
+   * Journals what ended without a dead letter, writes the dead letters, then journals the jobs
+   * whose records were written whole. A dead letter the journal could not record is taken out of
+   * the file again: --resume sends its line again, and would dead-letter it a second time.
+   */
   flush(): void {
-    const { journal, deadLetter } = this.options;
     this.flushScheduled = false;
-    if (this.deadJobs.length > 0) {
-      const pending = this.deadJobs;
-      this.deadJobs = [];
-      const before = deadLetter?.count ?? 0;
-      try {
-        deadLetter?.flush();
-      } catch (error) {
-        this.recordWriteError(error);
-      }
-      // Only the lines whose records were written whole (all of them, unless the disk refused).
-      const whole = (deadLetter?.count ?? before) - before;
-      for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
-      // The rest are not finished: they are reported again on resume.
-      for (const { outcome } of pending.slice(whole)) {
-        this.counts[outcome] -= 1;
-        this.counts.unfinished += 1;
-      }
+    this.flushJournal();
+    if (this.deadJobs.length === 0) return;
+    const pending = this.deadJobs;
+    this.deadJobs = [];
+    const journaled = this.recordDeadLetters(pending);
+    // The rest are not finished: they are reported again on resume.
+    for (const { outcome } of pending.slice(journaled)) {
+      this.counts[outcome] -= 1;
+      this.counts.unfinished += 1;
     }
+  }
+
+  /** Writes the dead letters of `pending` and journals their jobs; returns how many of them (in order) both files hold. */
+  private recordDeadLetters(pending: readonly { job: DeliveryJob; outcome: "invalid" | "failed" }[]): number {
+    const { journal, deadLetter } = this.options;
+    if (deadLetter === undefined) return 0;
+    const before = deadLetter.count;
     try {
-      journal?.flush();
+      deadLetter.flush();
     } catch (error) {
       this.recordWriteError(error);
+    }
+    // Only the lines whose records were written whole (all of them, unless the disk refused).
+    const whole = deadLetter.count - before;
+    const journaledBefore = journal?.count;
+    for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
+    if (!this.flushJournal() && journaledBefore !== undefined) {
+      const journaled = Math.max(0, (journal?.count ?? journaledBefore) - journaledBefore);
+      this.takeBack(deadLetter, whole - journaled);
+      return journaled;
+    }
+    return whole;
+  }
+
+  private takeBack(deadLetter: DeadLetterLog, count: number): void {
+    try {
+      deadLetter.takeBack?.(count);
+    } catch (error) {
+      this.recordWriteError(error);
+    }
+  }
+
+  /** Whether the journal wrote all that was marked. */
+  private flushJournal(): boolean {
+    try {
+      this.options.journal?.flush();
+      return true;
+    } catch (error) {
+      this.recordWriteError(error);
+      return false;
     }
   }
 

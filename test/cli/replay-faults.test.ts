@@ -85,6 +85,35 @@ describe("a write that fails mid-run", () => {
     expect([...countByMessageId(receiver.requests).keys()].sort()).toEqual(valid.map((event) => event.messageId));
   });
 
+  it("with the journal's disk full after the dead letters were written: the journal and the dead letters agree, and each failed line is dead-lettered once across --resume", async (context) => {
+    // Two pages of tmpfs, one the journal's lock's: its header and about 150 records fit, then the disk refuses
+    // the journal a write right after the dead-letter file (elsewhere) took its records.
+    const disk = await smallDisk("8k");
+    if (disk === undefined) return context.skip("cannot mount a tmpfs here");
+    const dir = await makeTempDir();
+    const events = manyEvents(600, 20);
+    await writeFile(join(dir, "events.ndjson"), ndjson(events.map((event) => event.line)));
+    const refusing = await server({ replies: [400] });
+    const deadLetter = join(dir, "failed.ndjson");
+    const files = ["--max-failures", "0", "--journal", join(disk, "events.wh-journal"), "--dead-letter", deadLetter];
+
+    const first = await runSigned(["replay", "events.ndjson", "--url", refusing.url, ...files], { cwd: dir });
+
+    expect(first.code, first.stderr).toBe(74);
+    expect(first.stderr).toMatch(/could not write --journal .*: no space left on device/);
+    const journaled = (await readFile(join(disk, "events.wh-journal"), "utf8")).trim().split("\n").slice(1);
+    const lettered = (await readNdjson(deadLetter)).map((record) => Number(record.line));
+    expect(lettered.length).toBeGreaterThan(0);
+    // A line has its dead letter exactly when the journal records it finished.
+    expect(lettered.sort((a, b) => a - b)).toEqual(journaled.map((record) => Number(record.split(" ")[0])).sort((a, b) => a - b));
+
+    execFileSync("mount", ["-o", "remount,size=1m", disk]);
+    const resumed = await runSigned(["replay", "events.ndjson", "--url", refusing.url, ...files, "--resume"], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(1);
+    const lines = (await readNdjson(deadLetter)).map((record) => Number(record.line));
+    expect(lines.sort((a, b) => a - b)).toEqual(events.map((_, index) => index + 1));
+  });
+
   it("with /dev/full as the dead-letter file: exit 74 at the first record, and no invalid line is journaled", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1"), "not json", trackLine("u2", "m2")]));
