@@ -3,7 +3,7 @@ import { Analytics } from "@segment/analytics-node";
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
-import { inProcess } from "../helpers/in-process.js";
+import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { lines, makeTempDir, removeTempDirs, run, spawnWh, type Launch } from "../cli/run-wh.js";
 import { basic, eventually, post, SECRET, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
 import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
@@ -319,6 +319,27 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     controller.abort();
     expect([...entries.values()].map((entry) => entry.user).sort()).toEqual(["u1", "u2"]);
     for (const entry of entries.values()) expect(entry.deliveries[0]?.text).toMatch(/^attempt 1 to .*: HTTP 200/);
+  }, 30_000);
+
+  it("dead-letters list and replay of a queue with a password never print it, human or --json", async () => {
+    const guarded = await startRedis(["--requirepass", "pa55-in-the-url"]);
+    try {
+      const url = guarded.url.replace("redis://", "redis://:pa55-in-the-url@");
+      for (const args of [
+        ["serve", "dead-letters", "list", "--queue", url],
+        ["--json", "serve", "dead-letters", "list", "--queue", url],
+        ["serve", "dead-letters", "replay", "--queue", url],
+        ["--json", "serve", "dead-letters", "replay", "--queue", url],
+        ["serve", "dead-letters", "replay", "--queue", url, "--id", "0-1"],
+      ]) {
+        const result = await runInProcess(args);
+        expect(`${result.stdout}${result.stderr}`, args.join(" ")).not.toContain("pa55-in-the-url");
+      }
+      const listed = await runInProcess(["serve", "dead-letters", "list", "--queue", url]);
+      expect(listed).toMatchObject({ code: 0, stderr: expect.stringMatching(/0 dead letters in redis:\/\/:\*+@127\.0\.0\.1:\d+/) });
+    } finally {
+      await guarded.stop();
+    }
   }, 30_000);
 
   it("refuses a partition count other than the queue's, --role without --queue, and an unreachable Redis (exit 2)", async () => {

@@ -5,6 +5,7 @@ import { readSpoolDeadLetters, type SpoolDeadLetter } from "../../adapters/spool
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
+import { redactUrlText } from "../../core/redact.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
 import { SpoolStore } from "../../engine/serve/spool-store.js";
@@ -41,7 +42,7 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
   const where = await whereDeadLetters(flags, io);
   const output = new Output(io, globals);
   const count = "queue" in where ? await listQueue(where.queue, output) : listSpool(where.dataDir, where.sources, output);
-  output.log(`${count} dead letter${count === 1 ? "" : "s"} in ${"queue" in where ? where.queue : where.dataDir}`);
+  output.log(`${count} dead letter${count === 1 ? "" : "s"} in ${"queue" in where ? redactUrlText(where.queue) : where.dataDir}`);
   return 0;
 }
 
