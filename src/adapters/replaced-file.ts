@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, lstatSync, renameSync, rmSync, writeSync } from "node:fs";
 import { UsageError } from "../core/errors.js";
-import { openOutputFile } from "./output-file.js";
+import { describeOutputError, openOutputFile } from "./output-file.js";
 
 /** A file written whole or not at all: aside, synced, then renamed over the path. */
 export interface ReplacedFile {
@@ -23,10 +23,10 @@ export function openReplacedFile(path: string, what: string): ReplacedFile {
   if (kind === "special") throw refuse("not a regular file");
   if (kind === "link") throw refuse("is a symbolic link (wh does not write through links: give the real path)");
   const temporary = `${path}.${process.pid}.tmp`;
-  let fd: number | undefined = openOutputFile(temporary, what, "truncate");
+  let fd: number | undefined = openAside(temporary, path, what);
   return {
     replace(text) {
-      fd ??= openOutputFile(temporary, what, "truncate");
+      fd ??= openAside(temporary, path, what);
       writeSync(fd, text);
       fsyncSync(fd);
       closeSync(fd);
@@ -40,6 +40,17 @@ export function openReplacedFile(path: string, what: string): ReplacedFile {
       rmSync(temporary, { force: true });
     },
   };
+}
+
+/** Opens the file set aside; it is new, so what stops it is of the directory it shares with `path`: named by `path`. */
+function openAside(temporary: string, path: string, what: string): number {
+  try {
+    return openOutputFile(temporary, what, "truncate");
+  } catch (error) {
+    const cause = error instanceof UsageError ? error.cause : undefined;
+    if (cause === undefined) throw error;
+    throw new UsageError(`${what} ${path}: ${describeOutputError(cause, path)}`, { cause, hint: "nothing was sent" });
+  }
 }
 
 function fileKind(path: string): "directory" | "link" | "special" | "file" | "missing" {

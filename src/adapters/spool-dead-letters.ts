@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { asDeadLetterRecord, type DeadLetterRecord } from "../core/dead-letter.js";
-import { OutputWriteError } from "../core/errors.js";
+import { InputError, OutputWriteError } from "../core/errors.js";
 import { isJsonObject, parseJson } from "../core/message/parse-json.js";
 import { describeOutputError, openOutputFile } from "./output-file.js";
+import { describeFsError } from "./read-input.js";
 
 const FILE_NAME = /^dead-letters(?:\.(.+))?\.ndjson$/;
 
@@ -36,7 +37,7 @@ export function readSpoolDeadLetters(dataDir: string, sources: readonly string[]
   const letters: SpoolDeadLetter[] = [];
   for (const file of deadLetterFiles(dataDir)) {
     const source = sourceOf(file, sources);
-    const text = readFileSync(join(dataDir, file), "utf8");
+    const text = readLetterFile(join(dataDir, file));
     const whole = text.slice(0, text.lastIndexOf("\n") + 1).split("\n");
     whole.pop();
     whole.forEach((line, index) => {
@@ -54,7 +55,7 @@ export function readSpoolDeadLetters(dataDir: string, sources: readonly string[]
 export function removeSpoolDeadLetters(dataDir: string, ids: ReadonlySet<string>): void {
   for (const file of deadLetterFiles(dataDir)) {
     const path = join(dataDir, file);
-    const lines = readFileSync(path, "utf8").split("\n");
+    const lines = readLetterFile(path).split("\n");
     const kept = lines.filter((line) => !ids.has(idOf(line)));
     if (kept.length === lines.length) continue;
     const rest = kept.join("\n");
@@ -68,6 +69,22 @@ function deadLetterFiles(dataDir: string): string[] {
   return readdirSync(dataDir)
     .filter((name) => FILE_NAME.test(name))
     .sort();
+}
+
+/**
+ * A dead-letter file's text. Something else by its name in the data directory is named, exit 2:
+ * a directory, or a named pipe, which reading would wait on forever.
+ */
+function readLetterFile(path: string): string {
+  let problem: string;
+  try {
+    const stats = statSync(path);
+    if (stats.isFile()) return readFileSync(path, "utf8");
+    problem = stats.isDirectory() ? "is a directory" : stats.isFIFO() ? "is a named pipe (FIFO)" : "not a regular file";
+  } catch (error) {
+    problem = describeFsError(error);
+  }
+  throw new InputError(`${path}: ${problem}`, { hint: "wh serve writes its dead letters there as regular files: move this one out of the data directory" });
 }
 
 function sourceOf(file: string, sources: readonly string[]): string | null {

@@ -153,6 +153,68 @@ const CATALOGUE: Record<string, BadInput[]> = {
     { args: ["audience", "sync", "A", "--members", "members.csv", "--state", "broken.json", "--url", REFUSED], code: 2, says: /broken.json/ },
     { args: ["audience", "sync", "A", "--members", "members.csv", "--state", "array-values.json", "--url", REFUSED], code: 2, says: /array-values.json/ },
   ],
+  "check: URLs, files, numbers": [
+    { args: ["check", "notaurl", "--secret", "s"], code: 2, says: /"notaurl".*not an absolute URL|not an absolute http or https URL/ },
+    { args: ["check", "ftp://x/", "--secret", "s"], code: 2, says: /http or https URL/ },
+    { args: ["check", REFUSED, "--secret-file", "adir"], code: 2, says: /--secret-file adir: is a directory/ },
+    { args: ["check", REFUSED, "--secret-file", "missing.txt"], code: 2, says: /--secret-file missing.txt: no such file/ },
+    { args: ["check", REFUSED, "--secret", "s", "--ca", "adir"], code: 2, says: /--ca adir: is a directory/ },
+    { args: ["check", REFUSED, "--secret", "s", "--junit", "adir"], code: 2, says: /--junit .*adir: is a directory/ },
+    {
+      args: ["check", REFUSED, "--secret", "s", "--junit", "/nonexistent/dir/x.xml"],
+      code: 2,
+      says: /--junit \/nonexistent\/dir\/x\.xml: no such directory: \/nonexistent\/dir$/m,
+    },
+    { args: ["check", REFUSED, "--secret", "s", "--junit", "fifo"], code: 2, says: /--junit .*fifo: not a regular file/ },
+    { args: ["check", REFUSED, "--secret", "s", "--only", "nope"], code: 2, says: /--only: no case is named "nope"/ },
+    { args: ["check", REFUSED, "--secret", "s", "--skip", ""], code: 2, says: /--skip "": / },
+    { args: ["check", REFUSED, "--secret", "s", "--concurrency", "0"], code: 2, says: /--concurrency "0": expected a whole number/ },
+    { args: ["check", REFUSED, "--secret", "s", "--mode", "actions", "--batch-size", "1"], code: 2, says: /--batch-size "1": expected a whole number/ },
+    { args: ["check", REFUSED, "--secret", "s", "--mode", "nope"], code: 2, says: /--mode "nope": expected classic or actions/ },
+  ],
+  "serve dead-letters: data directories and their files": [
+    { args: ["serve", "dead-letters", "list", "--data-dir", "missing"], code: 2, says: /--data-dir missing: no such directory/ },
+    { args: ["serve", "dead-letters", "list", "--data-dir", "ok.ndjson"], code: 2, says: /--data-dir ok.ndjson: not a directory/ },
+    { args: ["serve", "dead-letters", "replay", "--data-dir", "missing"], code: 2, says: /--data-dir missing: no such directory/ },
+    { args: ["serve", "dead-letters", "list", "--data-dir", "dl-dir"], code: 2, says: /dl-dir\/dead-letters\.ndjson: is a directory/ },
+    { args: ["serve", "dead-letters", "replay", "--data-dir", "dl-dir"], code: 2, says: /dl-dir\/dead-letters\.ndjson: is a directory/ },
+    { args: ["serve", "dead-letters", "list", "--data-dir", "dl-fifo"], code: 2, says: /dl-fifo\/dead-letters\.web\.ndjson: .*named pipe/ },
+    { args: ["serve", "dead-letters", "replay", "--data-dir", "dl-fifo"], code: 2, says: /dl-fifo\/dead-letters\.web\.ndjson: .*named pipe/ },
+    { args: ["serve", "dead-letters", "replay", "--data-dir", "dl-ok", "--id", "nope"], code: 2, says: /--id nope: no such dead letter/ },
+    { args: ["serve", "dead-letters", "replay", "--data-dir", "dl-ok", "--id", ""], code: 2, says: /--id : no such dead letter|--id "": / },
+    { args: ["serve", "dead-letters", "list", "--queue", "http://x"], code: 2, says: /--queue "http:\/\/x\/": expected a redis:\/\/ or rediss:\/\/ URL/ },
+    {
+      args: ["serve", "dead-letters", "replay", "--queue", "redis://u:pa55word@127.0.0.1:1/0"],
+      code: 2,
+      says: /--queue redis:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1\/0: cannot connect/,
+    },
+    { args: ["serve", "dead-letters", "list", "--config", "missing.json"], code: 2, says: /missing.json:\s+no such file/ },
+  ],
+  "replay of a dead-letter file, and --max-failures": [
+    { args: ["replay", "adir.failed.ndjson", "--url", REFUSED], code: 2, says: /adir.failed.ndjson: is a directory/ },
+    { args: ["replay", "missing.failed.ndjson", "--url", REFUSED], code: 2, says: /missing.failed.ndjson: no such file/ },
+    {
+      args: ["replay", "fifo-out.ndjson", "--url", REFUSED, "--max-attempts", "1"],
+      code: 2,
+      says: /--dead-letter .*fifo-out\.ndjson\.failed\.ndjson: .*named pipe/,
+    },
+    {
+      args: ["replay", "dir-out.ndjson", "--url", REFUSED, "--max-attempts", "1"],
+      code: 2,
+      says: /--dead-letter .*dir-out\.ndjson\.failed\.ndjson: is a directory/,
+    },
+    {
+      args: ["replay", "dir-journal.ndjson", "--url", REFUSED, "--max-attempts", "1"],
+      code: 2,
+      says: /--journal .*dir-journal\.ndjson\.wh-journal: is a directory/,
+    },
+    { args: ["replay", "ok.failed.ndjson", "--url", REFUSED, "--dry-run"], code: 1, says: /line 1: invalid: invalid JSON/ },
+    { args: [...REPLAY, "--max-failures", "-1"], code: 2, says: /--max-failures "-1": expected a whole number/ },
+    { args: [...REPLAY, "--max-failures", "abc"], code: 2, says: /--max-failures "abc": expected a whole number/ },
+    { args: [...REPLAY, "--max-failures", "1e99"], code: 2, says: /--max-failures "1e99": expected a whole number/ },
+    { args: [...INGEST, "--endpoint", REFUSED, "--max-failures", "x"], code: 2, says: /--max-failures "x": expected a whole number/ },
+    { args: [...SYNC, "--members", "members.csv", "--max-failures", "1.5"], code: 2, says: /--max-failures "1.5": expected a whole number/ },
+  ],
   "config and the rest": [
     { args: ["config", "show", "--config", "missing.json"], code: 2, says: /missing.json:\s+no such file/ },
     { args: ["config", "show", "--config", "broken.json"], code: 2, says: /broken.json:\s+not valid JSON/ },
@@ -184,6 +246,20 @@ beforeAll(async () => {
   for (const [name, content] of Object.entries(files)) await writeFile(join(dir, name), content);
   await mkdir(join(dir, "adir"));
   execFileSync("mkfifo", [join(dir, "fifo")]);
+  // wh serve data directories whose dead-letter file is a directory, a named pipe, or fine.
+  await mkdir(join(dir, "dl-dir", "dead-letters.ndjson"), { recursive: true });
+  await mkdir(join(dir, "dl-fifo"));
+  execFileSync("mkfifo", [join(dir, "dl-fifo", "dead-letters.web.ndjson")]);
+  await mkdir(join(dir, "dl-ok"));
+  await writeFile(join(dir, "dl-ok", "dead-letters.ndjson"), "");
+  await mkdir(join(dir, "adir.failed.ndjson"));
+  // A dead-letter record whose original is not an event; inputs whose default outputs cannot be written.
+  await writeFile(join(dir, "ok.failed.ndjson"), `${JSON.stringify({ line: 1, outcome: "failed", reason: "r", at: "now", original: "not json" })}\n`);
+  for (const name of ["fifo-out.ndjson", "dir-out.ndjson", "dir-journal.ndjson"])
+    await writeFile(join(dir, name), '{"type":"track","userId":"u","event":"E"}\n');
+  execFileSync("mkfifo", [join(dir, "fifo-out.ndjson.failed.ndjson")]);
+  await mkdir(join(dir, "dir-out.ndjson.failed.ndjson"));
+  await mkdir(join(dir, "dir-journal.ndjson.wh-journal"));
 });
 
 afterAll(removeTempDirs);

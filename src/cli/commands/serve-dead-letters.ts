@@ -24,14 +24,14 @@ async function whereDeadLetters(flags: DeadLetterFlags, io: CliIo): Promise<Wher
   const queue = flags.queue ?? config.queue;
   if (queue !== undefined) return { queue };
   const dataDir = resolve(io.cwd, flags.dataDir);
-  let isDirectory = false;
+  let problem: string | undefined = "no such directory";
   try {
-    isDirectory = statSync(dataDir).isDirectory();
+    problem = statSync(dataDir).isDirectory() ? undefined : "not a directory";
   } catch {
     // Named below, as a directory that is not there.
   }
-  if (!isDirectory)
-    throw new UsageError(`--data-dir ${flags.dataDir}: no such directory`, {
+  if (problem !== undefined)
+    throw new UsageError(`--data-dir ${flags.dataDir}: ${problem}`, {
       hint: "give the --data-dir wh serve runs with (its spool and dead letters are there), or --queue redis://… for a Redis queue",
     });
   return { dataDir, sources: Object.keys(config.sources ?? {}) };
