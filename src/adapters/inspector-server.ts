@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { isIP, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { BoundedMap } from "../core/bounded-map.js";
 import { isJsonObject, parseJsonOrThrow } from "../core/message/parse-json.js";
 import { INSPECTOR_PAGE } from "./inspector-page.generated.js";
+import { acceptsHost, isLoopback } from "./own-host.js";
 import type { InspectorCleared, InspectorEntry, InspectorFailure, InspectorHello, InspectorRetried } from "./inspector-protocol.js";
 
 export type { InspectorEntry } from "./inspector-protocol.js";
@@ -41,11 +42,6 @@ export interface Inspector {
 /** The most entries kept: older ones leave the page. */
 const MAX_ENTRIES = 1_000;
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-const EVERY_ADDRESS = /^(0\.0\.0\.0|::)$/;
-/** A Host header: a name or IPv4 address, or an IPv6 address in brackets; then the port, if not 80. */
-const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i;
-
 /**
  * The inspector: one self-contained page (no CDN, nothing fetched from elsewhere), a server-sent
  * events stream of entries, and the resend action. It answers only requests whose Host is one of
@@ -73,7 +69,7 @@ class InspectorServer implements Inspector {
   });
 
   constructor(private readonly options: InspectorOptions) {
-    this.token = LOOPBACK.test(options.host) ? undefined : randomBytes(18).toString("base64url");
+    this.token = isLoopback(options.host) ? undefined : randomBytes(18).toString("base64url");
   }
 
   async listen(): Promise<void> {
@@ -206,24 +202,6 @@ function fromOwnSite(bound: string, request: IncomingMessage): boolean {
   const port = request.socket.localPort ?? 0;
   const origin = request.headers.origin;
   return acceptsHost(bound, port, request.headers.host) && (origin === undefined || acceptsOrigin(bound, port, origin));
-}
-
-/**
- * Whether a Host header names this inspector. A page of another site whose name was rebound to
- * this address (DNS rebinding) sends its own name, so any other name is refused, as
- * webpack-dev-server and Vite do. Bound to loopback: 127.0.0.1, localhost, [::1] or the address
- * given; bound to every address (0.0.0.0, ::): localhost or any IP address (an address cannot be
- * rebound, and which of the machine's a browser uses is not known here); bound to one other
- * address or name: that one. Always with the inspector's port.
- */
-function acceptsHost(bound: string, port: number, host: string | undefined): boolean {
-  const match = HOST_HEADER.exec(host ?? "");
-  if (match === null || Number(match[2] ?? 80) !== port) return false;
-  const name = (match[1] as string).toLowerCase();
-  const own = bound.includes(":") ? `[${bound.toLowerCase()}]` : bound.toLowerCase();
-  if (name === own) return true;
-  if (LOOPBACK.test(bound)) return name === "127.0.0.1" || name === "localhost" || name === "[::1]";
-  return EVERY_ADDRESS.test(bound) && (name === "localhost" || isIP(name.replace(/^\[|\]$/g, "")) !== 0);
 }
 
 /** Whether an Origin header is a page of this inspector: http, and a Host it accepts. */

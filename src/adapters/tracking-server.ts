@@ -6,6 +6,7 @@ import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJson } from "../core/message/parse-json.js";
 import { LoopTurns } from "./loop-turns.js";
 import { basicAuthWriteKey, settingsWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
+import { acceptsHost, hostKey } from "./own-host.js";
 import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
 
 /** One tracking call as it arrived: what the engine decides on. */
@@ -30,6 +31,8 @@ export interface TrackingAnswer {
 export interface TrackingServerOptions {
   host: string;
   port: number;
+  /** Names besides its own that the operator's paths answer and the settings name (--allow-host). */
+  allowedHosts?: readonly string[] | undefined;
   /** The largest request body, after gzip is undone. */
   maxBodyBytes: number;
   accept(request: TrackingRequest): Promise<TrackingAnswer>;
@@ -39,7 +42,7 @@ export interface TrackingServerOptions {
   metrics(): string | Promise<string>;
   /** POST /retry: deliveries waiting to retry try again now; how many did. */
   retry(): number;
-  /** analytics-next's CDN settings for a write key, its API at `host` (host:port, as the page reached this server). */
+  /** analytics-next's CDN settings for a write key, its API at `host` (host:port, as the page reached this server; see reachedAt). */
   settings(writeKey: string, host: string): TrackingAnswer;
 }
 
@@ -97,7 +100,8 @@ class BodyError extends Error {
  * or text/plain (analytics.js), CORS, GET /health and /metrics. What to do with a call is the
  * engine's (`accept`).
  */
-export async function startTrackingServer(options: TrackingServerOptions): Promise<TrackingServer> {
+export async function startTrackingServer(given: TrackingServerOptions): Promise<TrackingServer> {
+  const options = { ...given, allowedHosts: given.allowedHosts?.map(hostKey) };
   // Parsing and accepting a batch is a few milliseconds of work: one request per turn of the
   // loop, so deliveries in flight are answered between two requests, not after all of them.
   const turns = new LoopTurns();
@@ -124,7 +128,10 @@ export async function startTrackingServer(options: TrackingServerOptions): Promi
 
 async function handle(request: IncomingMessage, response: ServerResponse, options: TrackingServerOptions, turns: LoopTurns): Promise<void> {
   const path = (request.url ?? "/").split("?")[0] as string;
-  // The operator's paths answer without CORS: a web page has no business reading them.
+  const ownHost = acceptsHost(options.host, request.socket.localPort ?? 0, request.headers.host, options.allowedHosts);
+  // The operator's paths answer without CORS (a web page has no business reading them), and
+  // only by the server's own names: a page whose name was rebound to this address reads nothing.
+  if (OPERATOR_PATHS.has(path) && !ownHost) return refuse(response, request, options, path, 403, "forbidden", FOREIGN_HOST, false);
   if (request.method === "GET" && path === "/health") return answer(response, { status: 200, body: options.health() }, request, false);
   if (request.method === "GET" && path === "/metrics") {
     request.resume();
@@ -134,7 +141,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   }
   if (path === "/retry") return answerRetry(request, response, options);
   const settingsKey = request.method === "GET" ? settingsWriteKey(path) : undefined;
-  if (settingsKey !== undefined) return answer(response, options.settings(settingsKey, reachedAt(request)), request);
+  if (settingsKey !== undefined) return answer(response, options.settings(settingsKey, reachedAt(request, ownHost)), request);
   const call = trackingCall(path);
   if (call === undefined)
     return refuse(
@@ -200,13 +207,19 @@ function answerRetry(request: IncomingMessage, response: ServerResponse, options
   answer(response, refusal ?? { status: 200, body: { retried: options.retry() } }, request, false);
 }
 
-/** A host name or address, with an optional port: what a Host header may be for it to be echoed. */
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const OPERATOR_PATHS = new Set(["/health", "/metrics", "/retry"]);
+/** Never the Host itself: the answer goes to whoever sent it. */
+const FOREIGN_HOST =
+  "the Host header names another server: /health, /metrics and /retry answer requests to this server's address or localhost, and to names given with --allow-host";
 
-/** host:port as the client reached this server: its Host header when well formed, else the socket's own address. */
-function reachedAt(request: IncomingMessage): string {
-  const host = request.headers.host ?? "";
-  if (HOST.test(host)) return host;
+/**
+ * host:port as the client reached this server: its Host header when it is one of the server's
+ * names (see acceptsHost), else the address the connection came to, which reaches it all the
+ * same: a page under a rebound name gets no foreign name echoed, nor do SDKs that use a name of
+ * the machine no one allowed.
+ */
+function reachedAt(request: IncomingMessage, ownHost: boolean): string {
+  if (ownHost) return request.headers.host as string;
   const address = (request.socket.localAddress ?? "127.0.0.1").replace(/^::ffff:/, "");
   return `${address.includes(":") ? `[${address}]` : address}:${request.socket.localPort}`;
 }

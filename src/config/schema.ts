@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
 import { formatIssues, formatPath } from "../core/message/schema.js";
+import { hostNameProblem } from "../core/host-name.js";
 import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
 import { safeParse } from "../core/schema-check.js";
@@ -135,6 +136,17 @@ export const configSchema = z
           const problem = queueUrlProblem(text);
           if (problem !== undefined) ctx.addIssue({ code: "custom", message: `${JSON.stringify(redactUrlText(text))}: ${problem}` });
         }),
+      ),
+    ),
+    /** Names besides its own that wh serve's /health, /metrics and /retry answer (--allow-host). */
+    allowHosts: z.optional(
+      z.array(
+        z.string().check(
+          z.superRefine((text, ctx) => {
+            const problem = hostNameProblem(text);
+            if (problem !== undefined) ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)}: ${problem}` });
+          }),
+        ),
       ),
     ),
   })

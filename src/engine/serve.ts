@@ -22,6 +22,8 @@ export type { AcceptedRequest } from "./serve/accept.js";
 export interface ServeOptions {
   host: string;
   port: number;
+  /** Names besides its own that the operator's paths answer (--allow-host). */
+  allowedHosts?: readonly string[] | undefined;
   settings: DeliverySettings;
   /** With `sources` in the config each write key selects its source; otherwise any key is taken. */
   bySource: boolean;
@@ -98,6 +100,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     server = await startTrackingServer({
       host: options.host,
       port: options.port,
+      allowedHosts: options.allowedHosts,
       maxBodyBytes: options.maxBodyBytes,
       accept: createAccept({
         sources,

@@ -1,7 +1,8 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex } from "../cli/run-wh.js";
+import { hmacHex, makeTempDir } from "../cli/run-wh.js";
+import { startServe } from "../cli/serve-helpers.js";
 import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
 
 // DNS rebinding, played in Chromium: evil.example resolves to 127.0.0.1, as the name of an
@@ -65,5 +66,28 @@ describe.skipIf(!available)("the inspector and DNS rebinding, in Chromium", () =
     expect(stolen).toEqual({ events: 403, first: "", resend: 403 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(attacker.requests).toHaveLength(0);
+  });
+
+  it("keeps a rebound page from reading wh serve's /health and /metrics, and names no foreign host in its settings", async () => {
+    const wh = await startServe(["--url", (await receiver()).url], { cwd: await makeTempDir() });
+    try {
+      const page = await browser.newPage();
+      // A document of http://evil.example:<port>: the tracking API answers its unknown path with a 404, a document all the same.
+      await page.goto(`http://${EVIL}:${new URL(wh.url).port}/cat-pictures`);
+      const read = await page.evaluate(async () => {
+        const text = async (path: string): Promise<[number, string]> => {
+          const response = await fetch(path);
+          return [response.status, await response.text()];
+        };
+        return { health: await text("/health"), metrics: await text("/metrics"), settings: await text("/v1/projects/wk/settings") };
+      });
+      expect(read.health[0]).toBe(403);
+      expect(read.metrics[0]).toBe(403);
+      expect(read.metrics[1]).not.toContain("wh_serve");
+      expect(read.settings[0]).toBe(200);
+      expect(read.settings[1]).not.toContain(EVIL);
+    } finally {
+      await wh.stop();
+    }
   });
 });

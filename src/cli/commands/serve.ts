@@ -63,6 +63,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     const handle = await startServe({
       host,
       port,
+      allowedHosts: flags.allowHost ?? config.allowHosts,
       settings,
       bySource,
       dataDir: resolve(io.cwd, flags.dataDir),

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { MAX_DURATION_MS, parseDurationMs } from "../../core/duration.js";
 import { UsageError } from "../../core/errors.js";
+import { hostNameProblem } from "../../core/host-name.js";
 import { queueUrlProblem } from "../../core/queue-url.js";
 import { redactUrlText } from "../../core/redact.js";
 import { parseShard, type Shard } from "../../core/shard.js";
@@ -90,6 +91,13 @@ export const host: Parser<string> = (text, flag) => {
     });
   if (/^[\d.]+$/.test(text) && isIP(text) === 0)
     throw new UsageError(`${flag} ${text}: not a valid IPv4 address (four numbers from 0 to 255, such as 127.0.0.1)`);
+  return text;
+};
+
+/** A name `wh serve --allow-host` adds (see hostNameProblem). */
+export const hostName: Parser<string> = (text, flag) => {
+  const problem = hostNameProblem(text);
+  if (problem !== undefined) throw new UsageError(`${flag} ${JSON.stringify(text)}: ${problem}`);
   return text;
 };
 

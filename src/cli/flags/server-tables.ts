@@ -1,4 +1,4 @@
-import { oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
+import { hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
 import { concurrency, deliveryFlags, listenHost } from "./tables.js";
 
@@ -45,6 +45,14 @@ export const serveFlags = flagTable({
   // A fixed port, so that an app's SDK settings stay put.
   port: flag({ syntax: "--port <port>", description: "port of the tracking API (0: any free port)", default: "8787", parse: wholeNumber(0, 65_535) }),
   host: listenHost,
+  allowHost: flag({
+    syntax: "--allow-host <name>",
+    description:
+      "also answer /health, /metrics and /retry for requests to NAME, with any port (a proxy's or a DNS name of the server; repeatable; allowHosts in the config); by default only the server's own address and localhost",
+    parse: hostName,
+    repeatable: true,
+    config: "allowHosts",
+  }),
   dataDir,
   maxBody: flag({
     syntax: "--max-body <size>",

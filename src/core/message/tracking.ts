@@ -24,6 +24,7 @@ export type TrackingErrorCode =
   | "unknown_write_key"
   | "not_found"
   | "method_not_allowed"
+  | "forbidden"
   | "not_accepting"
   | "unavailable"
   | "internal_error";
