@@ -33,9 +33,9 @@ export interface RecorderOptions {
 /**
  * Records how each job of a run ended: counts it, dead-letters the invalid and failed ones and
  * journals it, flushing both logs once per turn of the event loop. A failed or invalid job is
- * journaled only once its dead-letter record is written whole. The first output file that
- * cannot be written is kept, and so is a streak of identical failures that reached the limit:
- * either one stops the run (`stopRun`).
+ * journaled only once its dead-letter record is written whole, and the record is kept only once
+ * its job is journaled. The first output file that cannot be written is kept, and so is a streak
+ * of identical failures that reached the limit: either one stops the run (`stopRun`).
  */
 export class RunRecorder {
   readonly counts: RunCounts;
