@@ -102,10 +102,7 @@ export class Journal {
       checkOutputPath(path, "--journal", kept);
       const state: JournalState = resume ? await load(path, header) : { kind: "fresh", replaced: earlierRun(path, header) };
       const file = AppendFile.open(path, "--journal", state.kind === "fresh" ? "truncate" : "append", { kept });
-      if (state.kind === "fresh") {
-        file.append(`${JSON.stringify(headerRecord(header))}\n`);
-        file.flush();
-      }
+      if (state.kind === "fresh") writeHeader(file, header);
       return { journal: new Journal(file, header, lock), state };
     } catch (error) {
       lock.release();
@@ -170,6 +167,17 @@ export class Journal {
     } finally {
       this.lock.release();
     }
+  }
+}
+
+/** A fresh journal's first line; a disk that refuses it leaves the file closed, not open for the rest of the process. */
+function writeHeader(file: AppendFile, header: JournalHeader): void {
+  file.append(`${JSON.stringify(headerRecord(header))}\n`);
+  try {
+    file.flush();
+  } catch (error) {
+    file.close();
+    throw error;
   }
 }
 

@@ -114,6 +114,23 @@ describe("a write that fails mid-run", () => {
     expect(lines.sort((a, b) => a - b)).toEqual(events.map((_, index) => index + 1));
   });
 
+  it("with no room for the journal's header: exit 74 before sending, and the journal is not left open (its disk unmounts)", async (context) => {
+    // One page of tmpfs, which the journal's lock file takes.
+    const disk = await smallDisk("4k");
+    if (disk === undefined) return context.skip("cannot mount a tmpfs here");
+    const dir = await makeTempDir();
+    await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1")]));
+    const receiver = await server();
+
+    const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--journal", join(disk, "events.wh-journal")], { cwd: dir });
+
+    expect(result.code, result.stderr).toBe(74);
+    expect(result.stderr).toMatch(/could not write --journal .*: no space left on device/);
+    expect(receiver.requests).toHaveLength(0);
+    execFileSync("umount", [disk]);
+    mounts.splice(mounts.indexOf(disk), 1);
+  });
+
   it("with /dev/full as the dead-letter file: exit 74 at the first record, and no invalid line is journaled", async () => {
     const dir = await makeTempDir();
     await writeFile(join(dir, "events.ndjson"), ndjson([trackLine("u1", "m1"), "not json", trackLine("u2", "m2")]));
