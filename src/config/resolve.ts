@@ -91,7 +91,7 @@ export async function resolveDeliverySettings(
   env: NodeJS.ProcessEnv,
   cwd: string,
   selection: SourceSelection = "one",
-  /** The command delivers to subscriptions (wh send, wh replay); the others refuse a config with them. */
+  /** The command delivers to subscriptions (wh send, wh replay, wh serve); the others refuse a config with them. */
   takesSubscriptions = false,
 ): Promise<DeliverySettings> {
   const timeoutMs = flags.timeout ?? destinationTimeoutMs("classic");
@@ -149,7 +149,7 @@ async function readSubscriptions(flags: DeliveryFlags, config: WhConfig, cwd: st
   const configs = fromFile ?? config.subscriptions;
   if (configs === undefined) return undefined;
   if (!takesSubscriptions) {
-    throw new UsageError("this command does not deliver to subscriptions yet (wh send and wh replay do)", {
+    throw new UsageError("this command does not deliver to subscriptions yet (wh send, wh replay and wh serve do)", {
       hint: "use a config without subscriptions here (--config FILE)",
     });
   }

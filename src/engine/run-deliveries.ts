@@ -62,8 +62,11 @@ export interface RunOptions {
   maxFailures?: number | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
-  /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent) => void) | undefined;
+  /**
+   * Sees every attempt and answer of every job (--verbose); absent, nothing is built for it.
+   * `subscription`: the subscription whose request it is, when events are routed to subscriptions.
+   */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, subscription?: string) => void) | undefined;
   /** A dry run (no sender) hands each request here instead of sending it. */
   onDryRun?: (
     job: DeliveryJob,

@@ -44,8 +44,8 @@ export interface ServeOptions {
   newId: () => string;
   onRequest?: (request: AcceptedRequest) => void;
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void;
-  /** Every attempt and answer (--verbose); absent, nothing is built for it. */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
+  /** Every attempt and answer (--verbose, the inspector); `subscription`: whose request it is, with subscriptions. */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, subscription?: string) => void) | undefined;
   /** A source's forwarding stopped (its dead-letter file or the spool could not be written). */
   onForwardingStopped?: (destination: Destination, error: OutputWriteError) => void;
   /** Redis Streams instead of the local spool: `redis://…`, and the partitions of a new queue. */

@@ -42,7 +42,12 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     throw new UsageError(`${flag} needs --queue redis://…: with the local spool one process accepts and forwards, and its dead letters are in --data-dir`);
   }
   // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
-  const embedded = (flags.url ?? []).length === 0 && config.webhooks === undefined && config.sources === undefined;
+  const embedded =
+    (flags.url ?? []).length === 0 &&
+    config.webhooks === undefined &&
+    config.sources === undefined &&
+    config.subscriptions === undefined &&
+    flags.subscriptions === undefined;
   let receiver: Receiver | undefined;
   let env = io.env;
   if (embedded) {
@@ -52,7 +57,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     env = { ...io.env, WH_SHARED_SECRET: secret };
   }
   try {
-    const settings = await resolveDeliverySettings(flags, env, io.cwd, "all");
+    const settings = await resolveDeliverySettings(flags, env, io.cwd, "all", true);
     const bySource = config.sources !== undefined && (flags.url ?? []).length === 0;
     if (bySource) requireWriteKeys(settings.destinations, settings.configPath);
     noteUnsigned(output, settings.destinations);
@@ -196,7 +201,7 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
     output.log(`  new Analytics({ writeKey: "${LOCAL_WRITE_KEY}", host: "${handle.url}" })   # @segment/analytics-node`);
   } else {
     for (const destination of settings.destinations) {
-      const where = destination.targets.map((target) => redactUrl(target.url)).join(", ");
+      const where = deliveredTo(destination);
       output.log(
         `${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`,
       );
@@ -208,6 +213,13 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
     output.record({ inspector: page.inspector.url });
   }
   output.log(`press ${output.keyHints("Ctrl-C to stop")} (accepted events not yet delivered stay in ${keptIn(queueUrl)} for the next start)`);
+}
+
+/** A destination's URLs, or its subscriptions: each name with its trigger. */
+function deliveredTo(destination: Destination): string {
+  const routed = destination.subscriptions?.subscriptions;
+  if (routed === undefined) return destination.targets.map((target) => redactUrl(target.url)).join(", ");
+  return routed.map((each) => `subscription ${JSON.stringify(each.name)} (${each.enabled ? each.trigger : "disabled"})`).join(", ");
 }
 
 /**

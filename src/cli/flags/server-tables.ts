@@ -1,6 +1,6 @@
 import { hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
-import { concurrency, deliveryFlags, listenHost } from "./tables.js";
+import { concurrency, deliveryFlags, listenHost, subscriptions } from "./tables.js";
 
 /** The flags of the servers: wh listen, wh serve and its dead letters (see tables.ts). */
 
@@ -42,6 +42,7 @@ const dataDir = flag({
 
 export const serveFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   // A fixed port, so that an app's SDK settings stay put.
   port: flag({ syntax: "--port <port>", description: "port of the tracking API (0: any free port)", default: "8787", parse: wholeNumber(0, 65_535) }),
   host: listenHost,

@@ -119,7 +119,7 @@ export const secretFlags = flagTable({
 });
 
 /** Only the commands that deliver to subscriptions take the file (resolveDeliverySettings' takesSubscriptions). */
-const subscriptions = flag({
+export const subscriptions = flag({
   syntax: "--subscriptions <file>",
   description: "JSON file of a Webhooks (Actions) destination's subscriptions (Segment's Public API answer, or its array): replaces the config's",
   resume: true,

@@ -4,6 +4,7 @@ import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
 import type { OutputWriteError } from "../../core/errors.js";
 import { createDeliverer, type Sender, type WaitReason } from "../deliverer.js";
 import { runDeliveries, type RunSummary } from "../run-deliveries.js";
+import { routeJobs } from "../routed-run.js";
 import { type DeliveryJob, type JobOutcome, skipKindOf } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
@@ -22,7 +23,7 @@ export interface ForwardingOptions {
   onOutcome?:
     | ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void)
     | undefined;
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, subscription?: string) => void) | undefined;
   onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
 }
 
@@ -58,7 +59,8 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
       const input = inputs.get(destination);
       if (input === undefined) return;
       const { journal, deadLetter } = logs[index] as (typeof logs)[number];
-      const run = runDeliveries(input.jobs, {
+      const routed = destination.subscriptions;
+      const run = runDeliveries(routed === undefined ? input.jobs : routeJobs(input.jobs, routed), {
         stopInput: input.stop,
         sender,
         concurrency: options.concurrency,
@@ -69,7 +71,8 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         deadLetter,
         signal: options.signal,
         graceMs: options.graceMs,
-        onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
+        onDeliveryEvent:
+          options.onDeliveryEvent === undefined ? undefined : (job, event, subscription) => options.onDeliveryEvent?.(job, event, destination, subscription),
         onOutcome: (job, outcome, report, reason) => {
           // A skip says its kind: wh_serve_events_total{outcome="skipped",skip="filtered"}.
           if (outcome !== "interrupted" && outcome !== "dry-run")
