@@ -11,6 +11,8 @@ export type InspectorVerdict = "valid" | "valid-batch" | "invalid" | "missing" |
 interface InspectorLine {
   text: string;
   outcome: "delivered" | "failed" | "unchecked";
+  /** wh serve with subscriptions: the subscription whose delivery the line is of. */
+  subscription?: string | undefined;
 }
 
 /** With `wh listen --forward-to`: what the app answered, or why it could not be reached (receiver.ts's ForwardResult is one). */

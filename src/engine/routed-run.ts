@@ -57,7 +57,7 @@ export async function sendRouted(jobs: readonly DeliveryJob[], context: RoutedRu
         (sender.sendRequest as NonNullable<typeof sender.sendRequest>)(
           request,
           signal,
-          onEvent === undefined ? undefined : (event) => onEvent(first, event, request.subscription),
+          onEvent === undefined ? undefined : (event) => onEvent(first, event, request),
         ),
       );
       for (const index of request.events) settle(jobs[index] as DeliveryJob, tallies[index] as Tally, request, report, recorder);

@@ -64,9 +64,9 @@ export interface RunOptions {
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
   /**
    * Sees every attempt and answer of every job (--verbose); absent, nothing is built for it.
-   * `subscription`: the subscription whose request it is, when events are routed to subscriptions.
+   * `request`: the subscription request it is of, when events are routed to subscriptions.
    */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, subscription?: string) => void) | undefined;
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, request?: SubscriptionRequest) => void) | undefined;
   /** A dry run (no sender) hands each request here instead of sending it. */
   onDryRun?: (
     job: DeliveryJob,

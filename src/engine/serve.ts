@@ -2,6 +2,7 @@ import { startTrackingServer } from "../adapters/tracking-server.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
+import type { SubscriptionRequest } from "../core/destination/route.js";
 import type { OutputWriteError } from "../core/errors.js";
 import { type MessageStamps, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { browserSettings, RecentIds } from "../core/message/tracking.js";
@@ -44,8 +45,8 @@ export interface ServeOptions {
   newId: () => string;
   onRequest?: (request: AcceptedRequest) => void;
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void;
-  /** Every attempt and answer (--verbose, the inspector); `subscription`: whose request it is, with subscriptions. */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, subscription?: string) => void) | undefined;
+  /** Every attempt and answer (--verbose, the inspector); `request`: the subscription request it is of, with subscriptions. */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, request?: SubscriptionRequest) => void) | undefined;
   /** A source's forwarding stopped (its dead-letter file or the spool could not be written). */
   onForwardingStopped?: (destination: Destination, error: OutputWriteError) => void;
   /** Redis Streams instead of the local spool: `redis://…`, and the partitions of a new queue. */

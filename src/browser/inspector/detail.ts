@@ -114,8 +114,16 @@ function deliveriesSection(entry: Entry, deliveries: NonNullable<Entry["deliveri
   const state = deliveryShown(entry);
   const list = tested(el("div"), "detail-deliveries");
   if (deliveries.length === 0) list.append(el("div", "not delivered yet", "unchecked"));
-  for (const attempt of deliveries) list.append(el("div", attempt.text, attempt.outcome));
+  for (const attempt of deliveries) list.append(deliveryLine(attempt));
   return [el("h3", "Deliveries"), ...(state === undefined ? [] : [tested(el("div", state.full, `badge ${state.className}`), "detail-delivery")]), list];
+}
+
+/** One delivery line; with subscriptions, led by the subscription it is of. */
+function deliveryLine(line: NonNullable<Entry["deliveries"]>[number]): HTMLElement {
+  const row = el("div", undefined, line.outcome);
+  if (line.subscription !== undefined) row.append(tested(el("span", line.subscription, "subscription"), "delivery-subscription"), " ");
+  row.append(line.text);
+  return row;
 }
 
 function keyValueTable(object: Record<string, string>): HTMLTableElement {

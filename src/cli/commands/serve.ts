@@ -158,14 +158,14 @@ function serveCallbacks({
     },
     onDeliveryEvent:
       verbose || page !== undefined
-        ? (job, event, destination) => {
+        ? (job, event, destination, request) => {
             if (verbose) renderers.get(destination)?.onDeliveryEvent?.(job, event);
-            page?.attempt(job, event, destination);
+            page?.attempt(job, event, destination, request);
           }
         : undefined,
     onOutcome: (job, outcome, report, reason, destination) => {
       renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
-      page?.ended(job, outcome, reason);
+      page?.ended(job, outcome, reason, report);
       if (outcome === "delivered" && report?.deliveredTo !== undefined) waitingLines.delivered(report.deliveredTo);
       if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
         output.log(

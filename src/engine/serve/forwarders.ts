@@ -1,6 +1,7 @@
 import type { Destination, DeliverySettings } from "../../config/resolve.js";
 import type { Clock } from "../../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
+import type { SubscriptionRequest } from "../../core/destination/route.js";
 import type { OutputWriteError } from "../../core/errors.js";
 import { createDeliverer, type Sender, type WaitReason } from "../deliverer.js";
 import { runDeliveries, type RunSummary } from "../run-deliveries.js";
@@ -23,7 +24,7 @@ export interface ForwardingOptions {
   onOutcome?:
     | ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void)
     | undefined;
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, subscription?: string) => void) | undefined;
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, request?: SubscriptionRequest) => void) | undefined;
   onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
 }
 
@@ -72,7 +73,7 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         signal: options.signal,
         graceMs: options.graceMs,
         onDeliveryEvent:
-          options.onDeliveryEvent === undefined ? undefined : (job, event, subscription) => options.onDeliveryEvent?.(job, event, destination, subscription),
+          options.onDeliveryEvent === undefined ? undefined : (job, event, request) => options.onDeliveryEvent?.(job, event, destination, request),
         onOutcome: (job, outcome, report, reason) => {
           // A skip says its kind: wh_serve_events_total{outcome="skipped",skip="filtered"}.
           if (outcome !== "interrupted" && outcome !== "dry-run")
