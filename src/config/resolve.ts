@@ -144,12 +144,17 @@ export async function resolveDeliverySettings(
 }
 
 /** The subscriptions of --subscriptions FILE, else of the config, compiled with Segment's engines (loaded only then). */
-async function readSubscriptions(flags: DeliveryFlags, config: WhConfig, cwd: string, takesSubscriptions: boolean): Promise<SubscriptionSet | undefined> {
+export async function readSubscriptions(
+  flags: DeliveryFlags,
+  config: WhConfig,
+  cwd: string,
+  takesSubscriptions: boolean,
+): Promise<SubscriptionSet | undefined> {
   const fromFile = flags.subscriptions === undefined ? undefined : await readSubscriptionsFile(flags.subscriptions, cwd);
   const configs = fromFile ?? config.subscriptions;
   if (configs === undefined) return undefined;
   if (!takesSubscriptions) {
-    throw new UsageError("this command does not deliver to subscriptions yet (wh send, wh replay and wh serve do)", {
+    throw new UsageError("this command does not deliver to subscriptions yet (wh send, wh replay, wh serve and wh check do)", {
       hint: "use a config without subscriptions here (--config FILE)",
     });
   }

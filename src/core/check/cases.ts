@@ -30,6 +30,8 @@ export interface CheckSettings {
 export interface CheckRequest {
   body: string;
   headers: Record<string, string>;
+  /** A subscription's mapped method; absent, POST. */
+  method?: "POST" | "PUT" | "PATCH" | undefined;
 }
 
 export interface CaseDefinition {
@@ -99,7 +101,7 @@ function typeCase(type: MessageType): Definition {
     sends: `a signed ${type}${special}, in the mode's shape`,
     passes: IN_TIME,
     build: (settings) => {
-      const message = prepare(TYPE_SAMPLES[type], settings);
+      const message = typeMessage(type, settings);
       if (!message.enabled) return { requests: [], messageIds: [], skip: message.skipReason ?? "not sent in this mode" };
       return { requests: [signed(message.body, settings)], messageIds: ids(message) };
     },
@@ -208,8 +210,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: IN_TIME,
     build: (settings) => {
       if (settings.mode !== "actions") return { requests: [], messageIds: [], skip: "the classic destination never sends batches (--mode actions)" };
-      const kinds: MessageType[] = ["identify", "track", "page"];
-      const messages = Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
+      const messages = batchMessages(settings);
       const batch = actionsBatch(messages.map((message) => message.body));
       const probe =
         settings.secret === undefined
@@ -266,6 +267,17 @@ function retryNote(messageIds: readonly string[]): string {
   return `idempotency cannot be seen from outside: on your side, messageId ${retried} (sent twice, the same bytes: a retry) must have been processed once, and messageId ${fresh} (the same event, a new messageId) once too`;
 }
 
+/** The type case's event, freshly stamped. */
+export function typeMessage(type: MessageType, settings: CheckSettings): PreparedMessage {
+  return prepare(TYPE_SAMPLES[type], settings);
+}
+
+/** The batch case's events: identify, track and page in turn, --batch-size of them. */
+export function batchMessages(settings: CheckSettings): PreparedMessage[] {
+  const kinds: MessageType[] = ["identify", "track", "page"];
+  return Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
+}
+
 function prepare(input: Record<string, unknown>, settings: CheckSettings): PreparedMessage {
   const prepared = prepareMessage(input, settings.stamps, { mode: settings.mode });
   // The samples are wh's own: a refusal is a bug here, not the user's input.
@@ -273,7 +285,7 @@ function prepare(input: Record<string, unknown>, settings: CheckSettings): Prepa
   return prepared.message;
 }
 
-function ids(message: PreparedMessage): string[] {
+export function ids(message: PreparedMessage): string[] {
   return message.messageId === undefined ? [] : [message.messageId];
 }
 
