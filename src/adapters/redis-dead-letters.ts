@@ -19,14 +19,23 @@ export async function listDeadLetters(client: RedisClient, keys: QueueKeys): Pro
   }));
 }
 
-/** Puts dead letters back into their partitions (and off the dead-letter stream), in one transaction. */
-export async function replayDeadLetters(client: RedisClient, keys: QueueKeys, partitions: number, ids?: readonly string[]): Promise<number> {
+/**
+ * Puts dead letters back into their partitions (and off the dead-letter stream), in one
+ * transaction; `entryOf` says what each is put back as (default: the entry as it was queued).
+ */
+export async function replayDeadLetters(
+  client: RedisClient,
+  keys: QueueKeys,
+  partitions: number,
+  ids?: readonly string[],
+  entryOf: (letter: RedisDeadLetter) => string = (letter) => letter.entry,
+): Promise<number> {
   const all = await listDeadLetters(client, keys);
   const chosen = ids === undefined ? all : all.filter((letter) => ids.includes(letter.id));
   if (chosen.length === 0) return 0;
   const multi = client.multi();
   for (const letter of chosen) {
-    multi.xAdd(keys.stream(letter.partition % partitions), "*", { r: letter.entry });
+    multi.xAdd(keys.stream(letter.partition % partitions), "*", { r: entryOf(letter) });
     multi.xDel(keys.deadLetters, letter.id);
   }
   await multi.exec();

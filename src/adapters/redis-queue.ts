@@ -173,8 +173,8 @@ export class RedisQueue {
   }
 
   /** Puts dead letters back into their partitions (and off the dead-letter stream), in one transaction. */
-  replayDeadLetters(ids?: readonly string[]): Promise<number> {
-    return replayDeadLetters(this.client, this.keys, this.partitions, ids);
+  replayDeadLetters(ids?: readonly string[], entryOf?: (letter: RedisDeadLetter) => string): Promise<number> {
+    return replayDeadLetters(this.client, this.keys, this.partitions, ids, entryOf);
   }
 
   /** Stops reading; the leases are given back (what was read and not ended is claimed by the next owner). */

@@ -4,7 +4,7 @@ import { type Clock, clockStamps } from "../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import type { OutputWriteError } from "../core/errors.js";
-import { type MessageStamps, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
+import { type MessageStamps, onlyTo, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
 import { browserSettings, RecentIds } from "../core/message/tracking.js";
 import { untrusted } from "../core/untrusted.js";
 import type { WaitReason } from "./deliverer.js";
@@ -203,7 +203,7 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
     const prepared: PrepareResult =
       own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(stored.source)}, which the config no longer has` }
-        : (preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }));
+        : onlyTo(preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }), stored.subscriptions);
     const messageId = stored.event.messageId as string;
     const job: DeliveryJob = {
       number,

@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runInProcess } from "../helpers/in-process.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { exists, readNdjson } from "./replay-helpers.js";
 import type { InspectorEntry } from "../../src/adapters/inspector-protocol.js";
@@ -23,8 +24,9 @@ describe("wh serve with subscriptions (the spool)", () => {
 });
 
 describe("wh serve --subscriptions FILE", () => {
-  it("says what it delivers to; a subscription whose receiver refuses the event gets a dead letter naming it, the other its delivery", async () => {
-    const hook = await receiver({ replies: (request) => (request.path === "/hook/bad" ? 400 : 200) });
+  it("says what it delivers to; a subscription whose receiver refuses the event gets a dead letter naming it, the other its delivery; put back, it goes there alone", async () => {
+    let healed = false;
+    const hook = await receiver({ replies: (request) => (request.path === "/hook/bad" && !healed ? 400 : 200) });
     const dir = await makeTempDir();
     const subscription = (name: string, path: string) => ({
       name,
@@ -47,6 +49,17 @@ describe("wh serve --subscriptions FILE", () => {
     expect(letter?.reason).toMatch(/^subscription "Bad": .*HTTP 400/);
     await eventually(() => hook.requests.some((request) => request.path === "/hook/ok"));
     expect(hook.requests.map((request) => request.path).sort()).toEqual(["/hook/bad", "/hook/ok"]);
+
+    await wh.stop();
+    healed = true;
+    const replayed = await runInProcess(["serve", "dead-letters", "replay"], { cwd: dir });
+    expect(replayed.code, replayed.stderr).toBe(0);
+    await serve(["--subscriptions", "subs.json"], dir);
+    await eventually(() => hook.requests.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Once more to Bad, and not again to Good.
+    expect(hook.requests.map((request) => request.path).slice(2)).toEqual(["/hook/bad"]);
+    expect(hook.requests).toHaveLength(3);
   });
 });
 

@@ -9,6 +9,7 @@ import { redactUrlText } from "../../core/redact.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
 import { SpoolStore } from "../../engine/serve/spool-store.js";
+import { redriven } from "../../engine/serve/stored-event.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { deadLettersReplayFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
@@ -55,7 +56,7 @@ export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: Glob
   try {
     const ids = flags.id;
     if (ids !== undefined) requireKnown(ids, new Set((await queue.listDeadLetters()).map((letter) => letter.id)), queue.url);
-    const replayed = await queue.replayDeadLetters(ids);
+    const replayed = await queue.replayDeadLetters(ids, (letter) => redriven(letter.entry, letter.record));
     output.record({ replayed });
     output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the queue, to be delivered again`);
     return 0;
@@ -121,11 +122,11 @@ async function replaySpool(dataDir: string, sources: readonly string[], ids: rea
     const letters = readSpoolDeadLetters(dataDir, sources);
     if (ids !== undefined) requireKnown(ids, new Set(letters.map((letter) => letter.id)), dataDir);
     const chosen = ids === undefined ? letters : letters.filter((letter) => ids.includes(letter.id));
-    const putBack: { id: string; source: string | null; event: Record<string, unknown> }[] = [];
+    const putBack: Parameters<SpoolStore["putBack"]>[0][number][] = [];
     const left: SpoolDeadLetter[] = [];
     for (const letter of chosen) {
       if ("problem" in letter.letter) left.push(letter);
-      else putBack.push({ id: letter.id, source: letter.source, event: letter.letter.event });
+      else putBack.push({ id: letter.id, source: letter.source, event: letter.letter.event, subscriptions: letter.letter.record.subscriptions });
     }
     await store.putBack(putBack);
     for (const { file, fileLine, letter } of left)

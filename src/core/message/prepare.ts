@@ -98,7 +98,7 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
 }
 
 /** A dead letter that names subscriptions goes to those alone. */
-function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefined): PrepareResult {
+export function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefined): PrepareResult {
   return result.ok && subscriptions !== undefined ? { ok: true, message: { ...result.message, only: subscriptions } } : result;
 }
 

@@ -80,12 +80,18 @@ export class SpoolStore implements EventStore {
 
   /**
    * Puts dead letters back to be delivered (`wh serve dead-letters replay`): appended and synced,
-   * then taken out of their files. Each record names its dead letter, so that a crash between the
+   * then taken out of their files, each to the subscriptions its record names alone when it names some. Each record names its dead letter, so that a crash between the
    * two is finished by the next open (above) instead of putting them back again.
    */
-  async putBack(letters: readonly { id: string; source: string | null; event: Record<string, unknown> }[]): Promise<void> {
+  async putBack(
+    letters: readonly { id: string; source: string | null; event: Record<string, unknown>; subscriptions?: string[] | undefined }[],
+  ): Promise<void> {
     if (letters.length === 0) return;
-    await this.spool.append(letters.map(({ id, source, event }) => JSON.stringify({ source, event, deadLetter: id } satisfies StoredEvent)));
+    await this.spool.append(
+      letters.map(({ id, source, event, subscriptions }) =>
+        JSON.stringify({ source, event, deadLetter: id, ...(subscriptions === undefined ? {} : { subscriptions }) } satisfies StoredEvent),
+      ),
+    );
     removeSpoolDeadLetters(this.dataDir, new Set(letters.map((letter) => letter.id)));
   }
 

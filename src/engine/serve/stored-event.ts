@@ -1,5 +1,6 @@
 import type { Destination } from "../../config/resolve.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
+import { asDeadLetterRecord } from "../../core/dead-letter.js";
 import type { PrepareResult } from "../../core/message/prepare.js";
 import type { DeliveryJob } from "../delivery-job.js";
 
@@ -9,6 +10,8 @@ export interface StoredEvent {
   event: Record<string, unknown>;
   /** The id of the dead letter it was put back from (`wh serve dead-letters replay`, spool). */
   deadLetter?: string;
+  /** Put back from a dead letter that names subscriptions (those it did not reach): it goes to them alone. */
+  subscriptions?: string[];
 }
 
 /** An event accepting holds: what is stored, and the message prepared from it. */
@@ -26,7 +29,24 @@ export function readStored(text: string): StoredEvent | string {
   const record = parsed.value;
   if (!isJsonObject(record) || !isJsonObject(record.event) || !(record.source === null || typeof record.source === "string"))
     return "not a record of wh serve's spool";
-  return { source: record.source, event: record.event, ...(typeof record.deadLetter === "string" ? { deadLetter: record.deadLetter } : {}) };
+  const only = record.subscriptions;
+  return {
+    source: record.source,
+    event: record.event,
+    ...(typeof record.deadLetter === "string" ? { deadLetter: record.deadLetter } : {}),
+    ...(Array.isArray(only) && only.every((name) => typeof name === "string") ? { subscriptions: only } : {}),
+  };
+}
+
+/**
+ * A queued entry put back from its dead letter (Redis): when the dead-letter record names the
+ * subscriptions the event did not reach, the entry goes to them alone; else as it was.
+ */
+export function redriven(entry: string, record: string): string {
+  const letter = parseJson(record);
+  const only = letter.ok ? asDeadLetterRecord(letter.value)?.subscriptions : undefined;
+  const stored = readStored(entry);
+  return only === undefined || typeof stored === "string" ? entry : JSON.stringify({ ...stored, subscriptions: only } satisfies StoredEvent);
 }
 
 /**
