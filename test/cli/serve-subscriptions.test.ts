@@ -1,12 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runInProcess } from "../helpers/in-process.js";
+import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { exists, readNdjson } from "./replay-helpers.js";
 import type { InspectorEntry } from "../../src/adapters/inspector-protocol.js";
 import { lines, makeTempDir, STACK_TRACE } from "./run-wh.js";
-import { basic, eventually, post, servedInTempDirs } from "./serve-helpers.js";
+import { basic, eventually, post, SECRET, servedInTempDirs } from "./serve-helpers.js";
 import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir } from "./serve-subscriptions-scenario.js";
 
 const receiver = closedAfterEach();
@@ -54,9 +54,11 @@ describe("wh serve --subscriptions FILE", () => {
     healed = true;
     const replayed = await runInProcess(["serve", "dead-letters", "replay"], { cwd: dir });
     expect(replayed.code, replayed.stderr).toBe(0);
-    await serve(["--subscriptions", "subs.json"], dir);
-    await eventually(() => hook.requests.length === 3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Without --json, the delivery's line names the subscriptions it went to.
+    const again = inProcess(["serve", "--port", "0", "--subscriptions", "subs.json"], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
+    await again.waitForStderr((text) => text.includes('→ event m1 delivered to subscription "Bad"\n'));
+    again.child.kill("SIGTERM");
+    await again.exited;
     // Once more to Bad, and not again to Good.
     expect(hook.requests.map((request) => request.path).slice(2)).toEqual(["/hook/bad"]);
     expect(hook.requests).toHaveLength(3);

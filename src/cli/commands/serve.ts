@@ -168,9 +168,13 @@ function serveCallbacks({
       page?.ended(job, outcome, reason, report);
       if (outcome === "delivered" && report?.deliveredTo !== undefined) waitingLines.delivered(report.deliveredTo);
       if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
-        output.log(
-          `${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`,
-        );
+        const routes = job.prepared.ok ? job.prepared.message.routes : undefined;
+        // With subscriptions the report is the last request's: the line names every subscription instead.
+        const where =
+          routes !== undefined
+            ? routes.map((route) => `subscription ${JSON.stringify(route.subscription)}`).join(", ")
+            : `${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`;
+        output.log(`${output.err.green("→")} ${job.label} delivered to ${where}`);
       }
       // An accepted event that is never delivered (a filter dropped it, its integrations turn the
       // destination off) says so, or the terminal would leave it unaccounted for; --verbose's run lines say it already.
