@@ -150,6 +150,6 @@ export async function expectRoutedDeliveries(receiver: RecordingServer): Promise
 /** /metrics: the groups, which no trigger matches, ended skipped; the others delivered. */
 export async function expectSkippedGroups(url: string): Promise<void> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  expect(metrics).toContain(`wh_serve_events_total{outcome="skipped"} ${expectedAt(["group"]).length}`);
+  expect(metrics).toContain(`wh_serve_events_total{outcome="skipped",skip="unmatched"} ${expectedAt(["group"]).length}`);
   expect(metrics).toContain(`wh_serve_events_total{outcome="delivered"} ${EVENTS - expectedAt(["group"]).length}`);
 }
