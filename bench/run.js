@@ -1,6 +1,8 @@
 // `npm run bench`: every benchmark in turn; each prints its own figures.
 console.log("== cold start");
 await import("./cold-start.js");
+console.log("\n== verifyRequest beside the bare HMAC and JSON.parse (one event, an Actions batch of 100)");
+await import("./verify-request.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");
