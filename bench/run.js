@@ -3,6 +3,8 @@ console.log("== cold start");
 await import("./cold-start.js");
 console.log("\n== verifyRequest beside the bare HMAC and JSON.parse (one event, an Actions batch of 100)");
 await import("./verify-request.js");
+console.log("\n== wh serve's duplicate window: bytes per id");
+await import("./recent-ids.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");

@@ -65,6 +65,13 @@ describe.concurrent("wh --help and --version", () => {
     expect(result.stdout).toMatch(/Retry-After/);
   });
 
+  it("says what the duplicate window costs in memory in wh serve --help", async () => {
+    const result = await runInProcess(["serve", "--help"]);
+    expect(result.stdout.replace(/\s+/g, " ")).toContain(
+      "messageId is among the last N accepted for its source; memory: 16-32 bytes per id per source (100000: 2-3 MB)",
+    );
+  });
+
   it("exits 2 on an unknown command", async () => {
     const result = await runInProcess(["sned"]);
     expect(result.code).toBe(2);

@@ -1,7 +1,8 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
 import { prepareMessage, type MessageStamps } from "../../core/message/prepare.js";
-import { expandRequest, type RecentIds, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
+import type { RecentIds } from "../../core/message/recent-ids.js";
+import { expandRequest, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
