@@ -5,6 +5,8 @@ console.log("\n== verifyRequest beside the bare HMAC and JSON.parse (one event, 
 await import("./verify-request.js");
 console.log("\n== wh serve's duplicate window: bytes per id");
 await import("./recent-ids.js");
+console.log("\n== wh listen --ui through 60,000 requests while its page reads nothing (RSS beside no page)");
+await import("./inspector-stall.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");

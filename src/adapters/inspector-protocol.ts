@@ -92,6 +92,14 @@ export interface InspectorCleared {
   cleared: number;
 }
 
+/**
+ * The frame a page is sent when it reads again after falling behind: how many requests it was
+ * never shown (added and dropped from the server's window meanwhile). The newest follow.
+ */
+export interface InspectorMissed {
+  missed: number;
+}
+
 /** The answer to an action that failed. */
 export interface InspectorFailure {
   error: string;
