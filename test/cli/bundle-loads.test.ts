@@ -60,6 +60,12 @@ describe("what the bundled CLI loads", () => {
     expect(await bundling(loaded, "zod")).toEqual([]);
   });
 
+  it("wh send --dry-run never loads undici: nothing is sent", async () => {
+    const loaded = await filesLoaded(DRY_SEND);
+    expect(loaded.some((file) => file.endsWith("send.cjs"))).toBe(true);
+    expect(loaded.filter(isUndici)).toEqual([]);
+  });
+
   it("wh send loads undici once, from the bundle's own file", async () => {
     const server = await startRecordingServer();
     try {
