@@ -42,7 +42,7 @@ async function receiver(answer: (verified: boolean, number: number) => number): 
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 }
 
-interface Record {
+interface CheckRecord {
   case?: string;
   outcome?: string;
   reason?: string;
@@ -51,16 +51,16 @@ interface Record {
   warned?: number;
 }
 
-async function check(url: string, args: readonly string[]): Promise<{ code: number; records: Record[] }> {
+async function check(url: string, args: readonly string[]): Promise<{ code: number | null; records: CheckRecord[] }> {
   const result = await runInProcess(["check", url, "--secret", SECRET, "--json", ...args]);
   const records = result.stdout
     .trim()
     .split("\n")
-    .map((line) => JSON.parse(line) as Record);
+    .map((line) => JSON.parse(line) as CheckRecord);
   return { code: result.code, records };
 }
 
-const outcomeOf = (records: readonly Record[], name: string) => records.find((record) => record.case === name);
+const outcomeOf = (records: readonly CheckRecord[], name: string) => records.find((record) => record.case === name);
 
 describe("wh check's grading at the status boundaries", () => {
   it("passes 299 to an event and 499 to a request it must refuse", async () => {
