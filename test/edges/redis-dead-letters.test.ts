@@ -32,7 +32,7 @@ const entry = (partition: number, user: string) => ({
 async function streams(keys: QueueKeys, partitions: number): Promise<Record<number, string[]>> {
   const found: Record<number, string[]> = {};
   for (let partition = 0; partition < partitions; partition += 1) {
-    const entries = await client.xRange(keys.stream(partition), "-", "+");
+    const entries = (await client.xRange(keys.stream(partition), "-", "+")) ?? [];
     if (entries.length > 0) found[partition] = entries.map(({ message }) => String(message.r));
   }
   return found;
