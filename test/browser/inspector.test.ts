@@ -4,6 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { hmacHex, lines, makeTempDir } from "../cli/run-wh.js";
+import { trackSubscription } from "../cli/serve-subscriptions-scenario.js";
 import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
@@ -142,13 +143,7 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
   it("wh serve --ui with subscriptions names each delivery's subscription", async () => {
     const hook = await receiver();
     const file = join(await makeTempDir(), "subscriptions.json");
-    const subscription = (name: string, path: string) => ({
-      name,
-      actionSlug: "send",
-      enabled: true,
-      trigger: 'type = "track"',
-      settings: { url: `${hook.url}${path}` },
-    });
+    const subscription = (name: string, path: string) => trackSubscription(name, `${hook.url}${path}`);
     await writeFile(file, JSON.stringify([subscription("Warehouse", "/w"), subscription("CRM", "/c")]));
     const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--subscriptions", file], SECRET);
     const { page, dialogs } = await open(inspector);

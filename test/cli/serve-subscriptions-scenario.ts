@@ -153,3 +153,8 @@ export async function expectSkippedGroups(url: string): Promise<void> {
   expect(metrics).toContain(`wh_serve_events_total{outcome="skipped",skip="unmatched"} ${expectedAt(["group"]).length}`);
   expect(metrics).toContain(`wh_serve_events_total{outcome="delivered"} ${EVENTS - expectedAt(["group"]).length}`);
 }
+
+/** A subscription of every track event to `url`, as Segment's Public API returns one. */
+export function trackSubscription(name: string, url: string): Record<string, unknown> {
+  return { name, actionSlug: "send", enabled: true, trigger: 'type = "track"', settings: { url } };
+}

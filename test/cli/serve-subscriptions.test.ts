@@ -7,7 +7,7 @@ import { exists, readNdjson } from "./replay-helpers.js";
 import type { InspectorEntry } from "../../src/adapters/inspector-protocol.js";
 import { lines, makeTempDir, STACK_TRACE } from "./run-wh.js";
 import { basic, eventually, post, SECRET, servedInTempDirs } from "./serve-helpers.js";
-import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir } from "./serve-subscriptions-scenario.js";
+import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir, trackSubscription } from "./serve-subscriptions-scenario.js";
 
 const receiver = closedAfterEach();
 const serve = servedInTempDirs();
@@ -28,13 +28,7 @@ describe("wh serve --subscriptions FILE", () => {
     let healed = false;
     const hook = await receiver({ replies: (request) => (request.path === "/hook/bad" && !healed ? 400 : 200) });
     const dir = await makeTempDir();
-    const subscription = (name: string, path: string) => ({
-      name,
-      actionSlug: "send",
-      enabled: true,
-      trigger: 'type = "track"',
-      settings: { url: `${hook.url}${path}` },
-    });
+    const subscription = (name: string, path: string) => trackSubscription(name, `${hook.url}${path}`);
     await writeFile(join(dir, "subs.json"), JSON.stringify({ data: { subscriptions: [subscription("Good", "/ok"), subscription("Bad", "/bad")] } }));
     const wh = await serve(["--subscriptions", "subs.json"], dir);
     expect(wh.stderr()).toContain('delivering → subscription "Good" (type = "track"), subscription "Bad" (type = "track") (actions)');

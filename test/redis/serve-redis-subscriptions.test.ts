@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { lines, makeTempDir, STACK_TRACE } from "../cli/run-wh.js";
 import { runInProcess } from "../helpers/in-process.js";
 import { basic, eventually, post, servedInTempDirs } from "../cli/serve-helpers.js";
-import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir } from "../cli/serve-subscriptions-scenario.js";
+import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir, trackSubscription } from "../cli/serve-subscriptions-scenario.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
 
@@ -34,13 +34,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// with subscriptions (
     let healed = false;
     const hook = await receiver({ replies: (request) => (request.path === "/hook/bad" && !healed ? 400 : 200) });
     const dir = await makeTempDir();
-    const subscription = (name: string, path: string) => ({
-      name,
-      actionSlug: "send",
-      enabled: true,
-      trigger: 'type = "track"',
-      settings: { url: `${hook.url}${path}` },
-    });
+    const subscription = (name: string, path: string) => trackSubscription(name, `${hook.url}${path}`);
     await writeFile(join(dir, ".whrc.json"), JSON.stringify({ subscriptions: [subscription("Good", "/ok"), subscription("Bad", "/bad")] }));
     const wh = await serve(["--queue", url, "--partitions", "2"], dir);
     expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event: "Signed Up" }), { authorization: basic("wk") })).status).toBe(200);
