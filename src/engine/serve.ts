@@ -204,7 +204,10 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
     const prepared: PrepareResult =
       own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(stored.source)}, which the config no longer has` }
-        : onlyTo(preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }), stored.subscriptions);
+        : onlyTo(
+            preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }),
+            stored.subscriptions,
+          );
     const messageId = stored.event.messageId as string;
     const job: DeliveryJob = {
       number,

@@ -3,6 +3,7 @@ import { buildRequestHeaders } from "../deliver.js";
 import { type DestinationMode, type MessageStamps, prepareMessage, type PreparedMessage } from "../message/prepare.js";
 import { MESSAGE_TYPES, type MessageType } from "../message/types.js";
 import { SIGNATURE_HEADER, signBody } from "../sign.js";
+import { REPARSED, WHOLE_BATCH } from "./advice.js";
 import { type CaseName, CASE_NAMES } from "./case-names.js";
 import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeSample, TYPE_SAMPLES, UNICODE_SAMPLE } from "./samples.js";
 
@@ -84,14 +85,6 @@ const IN_TIME = "2xx within 5 s (10 s in actions mode)";
 const BURST_SIZE = 20;
 
 const NO_SECRET = "no shared secret given (--secret-file, --secret or WH_SHARED_SECRET): the signature cases need one";
-
-/** Why verifying JSON.stringify(req.body) passes with Segment and what it risks (the unicode-escaped case's advisory). */
-const REPARSED =
-  "the same event as JSON.stringify writes it: your receiver verifies JSON.stringify(req.body), not the raw bytes it received. That holds with Segment, whose bodies are JSON.stringify's own bytes; the risk: a body written or re-encoded by anything else (a proxy or relay on the way, a sender in another language) fails verification, and a 4xx is not retried: the event is lost. Verify the raw request body";
-
-/** Why a raw-bytes receiver refuses an Actions batch, and what to verify instead (the batch case's failure). */
-const WHOLE_BATCH =
-  "the same batch signed over its whole body: your receiver verifies the whole body, but an Actions batch is signed over its first event only (X-Signature is the HMAC-SHA1 of JSON.stringify of the first event, as action-destinations' webhook signs payload[0].data). When the body is a JSON array, verify JSON.stringify(JSON.parse(rawBody)[0]); the other events are covered by no signature";
 
 function typeCase(type: MessageType): Definition {
   const special = type === "alias" ? " with the literal keys `Previous ID` and `User ID`" : type === "delete" ? " with only type, userId and timestamp" : "";
