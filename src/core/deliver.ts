@@ -147,11 +147,16 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
   const targets =
     only !== undefined ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(body, headers, options);
-  const delivered = targets.find((target) => target.result === "delivered");
+  let delivered: TargetReport | undefined;
+  let attempts = 0;
+  for (const target of targets) {
+    if (delivered === undefined && target.result === "delivered") delivered = target;
+    attempts += target.attempts;
+  }
   const report: DeliveryReport = {
     outcome: delivered !== undefined ? "delivered" : options.signal?.aborted ? "aborted" : "failed",
     deliveredTo: delivered?.url,
-    attempts: targets.reduce((sum, target) => sum + target.attempts, 0),
+    attempts,
     durationMs: clock.now() - startedAtMs,
     targets,
   };
@@ -173,13 +178,11 @@ function checkDelivery(body: string, options: DeliveryOptions): void {
   requireArgument(typeof transport?.post === "function", "options.transport", "an HttpTransport, with post()", transport);
   requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
   requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
-  requireArgument(
-    typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS,
-    "options.timeoutMs",
-    `a number from 1 to ${MAX_TIMER_MS}`,
-    timeoutMs,
-  );
+  requireArgument(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS, "options.timeoutMs", TIMEOUT_RANGE, timeoutMs);
 }
+
+/** Built once: checkDelivery runs for every event of a replay. */
+const TIMEOUT_RANGE = `a number from 1 to ${MAX_TIMER_MS}`;
 
 /**
  * Several URLs at once: the first 2xx cancels the others. (One URL needs none of this: the
@@ -213,7 +216,7 @@ async function deliverToTarget(
 ): Promise<TargetReport> {
   const { clock, onEvent } = options;
   const url = urlLabel(target.url);
-  const headers = Object.keys(target.headers).length === 0 ? baseHeaders : withTargetHeaders(baseHeaders, target.headers);
+  const headers = hasKeys(target.headers) ? withTargetHeaders(baseHeaders, target.headers) : baseHeaders;
   const random = options.random ?? Math.random;
   const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
   const firstAttemptAtMs = clock.now();
@@ -260,14 +263,15 @@ async function deliverToTarget(
  * within the one timeout (actions-core's request client times the whole fetch, redirects
  * included). Past MAX_REDIRECTS the attempt fails as node-fetch's does.
  */
-async function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
-  const { transport, timeoutMs, clock } = options;
-  const post = (request: RedirectableRequest, ms: number): Promise<AttemptOutcome> =>
-    transport.post(request.url, request.headers, request.body, { signal, timeoutMs: ms, method: request.method });
+function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  // With no redirect to follow, the transport's own promise: no async step of its own per attempt.
+  return options.followRedirects === true ? postFollowing(first, options, signal) : post(first, options.transport, signal, options.timeoutMs);
+}
+
+async function postFollowing(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  const { timeoutMs, clock } = options;
   const startedAtMs = clock.now();
-  const outcome = await post(first, timeoutMs);
-  if (options.followRedirects !== true) return outcome;
-  let last = outcome;
+  let last = await post(first, options.transport, signal, timeoutMs);
   let request = first;
   for (let followed = 0; ; followed += 1) {
     const next = redirectedRequest(request, last);
@@ -276,8 +280,18 @@ async function postOnce(first: RedirectableRequest, options: DeliveryOptions, si
     const leftMs = timeoutMs - (clock.now() - startedAtMs);
     if (leftMs <= 0) return { kind: "error", code: "timeout", message: `no response within ${timeoutMs}ms, redirects included` };
     request = next;
-    last = await post(request, leftMs);
+    last = await post(request, options.transport, signal, leftMs);
   }
+}
+
+/** Whether an object has an own enumerable key, without Object.keys' array per delivery. */
+function hasKeys(object: Readonly<Record<string, string>>): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
+}
+
+function post(request: RedirectableRequest, transport: HttpTransport, signal: AbortSignal, timeoutMs: number): Promise<AttemptOutcome> {
+  return transport.post(request.url, request.headers, request.body, { signal, timeoutMs, method: request.method });
 }
 
 /**

@@ -173,7 +173,11 @@ class DeliveryRun {
   /** Reads until the input ends or the run stops. */
   private async read(jobs: AsyncIterable<readonly DeliveryJob[]>): Promise<void> {
     for await (const batch of jobs) {
-      for (const job of batch) if (!(await this.take(job))) return;
+      for (const job of batch) {
+        // A promise only when the job must wait (for room in the pool, or its turn under --rate).
+        const taken = this.take(job);
+        if (!(typeof taken === "boolean" ? taken : await taken)) return;
+      }
       // A batch never waits for more input than was read together (stdin may pause for long).
       if (this.pendingBatch.length > 0 && !(await this.sendBatch(this.pendingBatch.splice(0)))) return;
       if (this.routed.length > 0 && !(await sendRouted(this.routed.splice(0), this.routedContext()))) return;
@@ -181,7 +185,7 @@ class DeliveryRun {
   }
 
   /** Ends, holds for a batch, or starts one job; false when the run stopped. */
-  private async take(job: DeliveryJob): Promise<boolean> {
+  private take(job: DeliveryJob): boolean | Promise<boolean> {
     const { options, recorder } = this;
     if (this.stop.reading.signal.aborted) return false;
     this.jobsRead += 1;
@@ -208,13 +212,17 @@ class DeliveryRun {
       recorder.finish(job, "dry-run");
       return true;
     }
-    if (options.ratePerSecond !== undefined && !(await this.waitForRate(options.ratePerSecond))) return false;
-    await this.send(options.sender, job, prepared.message);
-    return true;
+    if (options.ratePerSecond !== undefined) return this.sendAtRate(options.ratePerSecond, options.sender, job, prepared.message);
+    return this.send(options.sender, job, prepared.message);
   }
 
-  /** Starts one job's delivery (waiting for room in the pool). */
-  private async send(sender: Sender, job: DeliveryJob, message: PreparedMessage): Promise<void> {
+  /** Starts one job's delivery at its turn under --rate; false when the run stopped meanwhile. */
+  private async sendAtRate(ratePerSecond: number, sender: Sender, job: DeliveryJob, message: PreparedMessage): Promise<boolean> {
+    return (await this.waitForRate(ratePerSecond)) && (await this.send(sender, job, message));
+  }
+
+  /** Starts one job's delivery, waiting for room in the pool: a promise only when it must. */
+  private send(sender: Sender, job: DeliveryJob, message: PreparedMessage): true | Promise<true> {
     const { options, recorder } = this;
     const submitted = this.pool.submit(options.ordered ? message.userKey : undefined, async () => {
       const onEvent = options.onDeliveryEvent;
@@ -225,7 +233,7 @@ class DeliveryRun {
       else if (report.outcome === "failed") recorder.finish(job, "failed", report, describeTargets(report));
       else recorder.finish(job, "interrupted", report);
     });
-    if (typeof submitted !== "boolean") await submitted;
+    return typeof submitted === "boolean" ? true : submitted.then(() => true);
   }
 
   /**
