@@ -62,11 +62,7 @@ export class RunStop {
  * Not async: a replay's jobs have no signals of their own, and their send's promise is handed on
  * as it is, without one more promise and turn per event.
  */
-export function sendUntilCut(
-  stop: AbortSignal,
-  jobs: readonly DeliveryJob[],
-  send: (signal: AbortSignal) => Promise<DeliveryReport>,
-): Promise<DeliveryReport> {
+export function sendUntilCut(stop: AbortSignal, jobs: readonly DeliveryJob[], send: (signal: AbortSignal) => Promise<DeliveryReport>): Promise<DeliveryReport> {
   let sources: Set<AbortSignal> | undefined;
   for (const job of jobs) {
     if (job.signal === undefined) continue;
