@@ -66,7 +66,9 @@ export class AttemptsInFlight implements InFlight {
     this.started.delete(attempt);
     // Told after the delivery has taken its answer (a turn later): a listener that cuts the run
     // must not make an answer that came back count as cut off. Still none by then, or not at all.
-    if (this.started.size === 0)
+    // Only when someone listens (a run that stops): one user's events, sent one at a time, empty
+    // the set at every answer. A listener added later is added while requests are on the wire.
+    if (this.started.size === 0 && this.noneListeners.size > 0)
       setImmediate(() => {
         if (this.started.size === 0) for (const listener of [...this.noneListeners]) listener();
       });
