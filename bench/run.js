@@ -17,7 +17,9 @@ console.log("\n== ordered replay of skewed data (batches)");
 await import("./skewed.js");
 console.log("\n== thousands in flight (50 ms receiver)");
 await import("./in-flight.js");
-console.log("\n== replay cost beside its floors: the f60d674 build (WH_BASELINE), autocannon, the bare undici loop; GC share; ordered with a hot user; 512 in flight");
+console.log(
+  "\n== replay cost beside its floors: the f60d674 build (WH_BASELINE), autocannon, the bare undici loop; GC share; ordered with a hot user; 512 in flight",
+);
 await import("./replay-cost.js");
 console.log("\n== wh serve accepting, beside a bare node:http server with the same group fdatasync");
 await import("./serve-accept.js");
