@@ -7,6 +7,7 @@ import { CONFIG_HELP } from "./help.js";
 
 export const sign = command({
   path: ["sign"],
+  summary: "print the X-Signature of a body",
   description: "Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.",
   args: [{ syntax: "[file]", description: "the body; standard input when omitted or -" }],
   flags: secretFlags,
@@ -16,6 +17,7 @@ export const sign = command({
 
 export const verify = command({
   path: ["verify"],
+  summary: "check a body's X-Signature",
   description: "Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.",
   args: [{ syntax: "[file]", description: "the body; standard input when omitted or -" }],
   flags: verifyFlags,
@@ -29,6 +31,7 @@ export const verify = command({
 
 export const listen = command({
   path: ["listen"],
+  summary: "run a local receiver that verifies, prints and captures events",
   description: "Run a local receiver that verifies X-Signature, prints each event and can capture them to NDJSON.",
   flags: listenFlags,
   help: examples(
@@ -39,9 +42,15 @@ export const listen = command({
   run: async ({ flags, globals, io }) => (await import("../commands/listen.js")).runListen(flags, globals, io),
 });
 
-const config = command({ path: ["config"], description: "Show or validate the configuration.", help: CONFIG_HELP });
+const config = command({
+  path: ["config"],
+  summary: "show or validate the configuration",
+  description: "Show or validate the configuration.",
+  help: CONFIG_HELP,
+});
 const configShow = command({
   path: ["config", "show"],
+  summary: "print the settings in effect",
   description: "Print the settings in effect (secrets masked).",
   flags: configShowFlags,
   help: examples("wh config show", "wh config show --source web --json", "wh config show --url https://example.com/hook --header 'Authorization: Bearer x'"),
@@ -49,6 +58,7 @@ const configShow = command({
 });
 const configValidate = command({
   path: ["config", "validate"],
+  summary: "check the config file",
   description: "Check the config file; exit 2 with every problem when it is invalid.",
   flags: configValidateFlags,
   help: examples("wh config validate", "wh config validate --config ci/.whrc.json && echo ok"),
@@ -58,6 +68,7 @@ export const configCommands = [config, configShow, configValidate];
 
 export const demo = command({
   path: ["demo"],
+  summary: "deliver the sample events to an in-process receiver",
   description: "Deliver the sample events, signed, to an in-process receiver and show them verified.",
   help: examples("wh demo", "npm start   # the same"),
   run: async ({ globals, io }) => (await import("../commands/demo.js")).runDemo(globals, io),
@@ -65,6 +76,7 @@ export const demo = command({
 
 export const completion = command({
   path: ["completion"],
+  summary: "print a shell completion script",
   description: "Print a shell completion script (commands, flags, and source names from the config).",
   args: [{ syntax: "[shell]", description: "bash, zsh or fish", complete: ["bash", "zsh", "fish"] }],
   flags: completionFlags,
