@@ -58,7 +58,7 @@ export interface RunOptions {
   fractionRead?: (() => number | undefined) | undefined;
   /** With --resume: what the earlier parts of the run came to, from the journal. */
   earlier?: OutcomeCounts | undefined;
-  /** Stop reading after this many identical final failures in a row (--max-failures); 0 or absent: never. */
+  /** Stop reading after this many identical final failures, or invalid lines, in a row (--max-failures); 0 or absent: never. */
   maxFailures?: number | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
@@ -83,7 +83,7 @@ export interface RunSummary extends RunCounts {
   earlier: OutcomeCounts;
   /** The output file that could not be written, which stopped the run. */
   writeError: OutputWriteError | undefined;
-  /** Set when the run stopped reading after --max-failures identical failures in a row. */
+  /** Set when the run stopped reading after --max-failures identical failures, or invalid lines, in a row. */
   stoppedByFailures?: FailureStop | undefined;
   elapsedMs: number;
   eventsPerSecond: number;
@@ -194,6 +194,7 @@ class DeliveryRun {
       recorder.finish(job, "invalid", undefined, prepared.error);
       return true;
     }
+    recorder.readValid();
     if (!prepared.message.enabled) {
       recorder.finish(job, "skipped", undefined, prepared.message.skipReason);
       return true;

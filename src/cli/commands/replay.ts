@@ -12,6 +12,7 @@ import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
+import type { FailureStop } from "../../engine/failure-streak.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { runDeliveries, type RunOptions, type RunSummary } from "../../engine/run-deliveries.js";
 import { ranToTheEnd, runExitCode } from "../../engine/run-outcome.js";
@@ -132,6 +133,25 @@ function runFilePaths(file: string, flags: ReplayFlags, cwd: string): { deadLett
   };
 }
 
+/**
+ * How to go on after --max-failures stopped the run: fix the input (invalid lines); check the
+ * URL's path (every URL answered 404, 405 or 410: a resume delivers to the same URLs, so another
+ * one means a fresh run); or resume once the receiver answers, then send the failed ones again.
+ */
+function afterStop(
+  stop: FailureStop,
+  { deadLetters, resumeHint, journalPath, cwd }: { deadLetters: string | undefined; resumeHint: () => string; journalPath: string; cwd: string },
+): string {
+  const failedOnes = deadLetters === undefined ? "" : relative(cwd, deadLetters);
+  if (stop.outcome === "invalid")
+    return `fix the input and run it again without --resume${failedOnes === "" ? "" : ` (the invalid lines are in ${failedOnes})`}`;
+  const redrive = failedOnes === "" ? "" : `, then wh replay ${shellQuote(failedOnes)} with the same --url sends the failed ones`;
+  const resume = `${resumeHint()}  (journal ${journalPath})${redrive}`;
+  if (stop.wrongPath)
+    return `check the URL's path: with the right --url, run again without --resume (a resume delivers to the same URLs); if this path is right and will answer, ${resume}`;
+  return `once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)${redrive}`;
+}
+
 /** The run's summary, and what to do next when it was interrupted or a file could not be written. */
 function reportReplay(
   output: Output,
@@ -152,12 +172,7 @@ function reportReplay(
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   const stop = summary.stoppedByFailures;
-  if (stop !== undefined && !interrupted)
-    warnFailureStop(
-      output,
-      stop,
-      `once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)${deadLetters === undefined ? "" : `, then wh replay ${shellQuote(relative(cwd, deadLetters))} with the same --url sends the failed ones`}`,
-    );
+  if (stop !== undefined && !interrupted) warnFailureStop(output, stop, afterStop(stop, { deadLetters, resumeHint, journalPath, cwd }));
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

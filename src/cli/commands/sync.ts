@@ -143,8 +143,17 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const lines = plan.dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
   if (summary.failed > 0 || interrupted) lines.push("what was not delivered is sent again by the next sync");
   printRunSummary(output, summary, { trait, state: plan.dryRun ? null : statePath, interrupted }, lines);
-  if (summary.stoppedByFailures !== undefined && !interrupted)
-    warnFailureStop(output, summary.stoppedByFailures, "once the receiver answers, run the sync again");
+  const stop = summary.stoppedByFailures;
+  if (stop !== undefined && !interrupted)
+    warnFailureStop(
+      output,
+      stop,
+      stop.outcome === "invalid"
+        ? "fix the input and run the sync again"
+        : stop.wrongPath
+          ? "check the URL's path, then run the sync again with the right --url"
+          : "once the receiver answers, run the sync again",
+    );
   return runExitCode(summary, interrupted);
 }
 

@@ -44,7 +44,7 @@ const verbose = flag({
 });
 const maxFailures = flag({
   syntax: "--max-failures <n>",
-  description: "stop after N identical final failures in a row (same URLs, same status or error), resumable; 0: never",
+  description: "stop after N identical final failures (same URLs, same status or error), or N lines invalid the same way, in a row; 0: never",
   default: "100",
   parse: wholeNumber(0, 1_000_000_000),
   resume: true,

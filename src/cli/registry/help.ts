@@ -32,7 +32,8 @@ export const REPLAY_HELP = `${RETRY_HELP}
 
   Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
   go to the dead-letter file with their line number and reason. After --max-failures (100)
-  identical failures in a row (same URLs, same status or error) the run stops, resumable. Exit 0
+  identical failures in a row (same URLs, same status or error) the run stops, resumable; so it
+  does after as many lines invalid the same way in a row (a key renamed in every line). Exit 0
   when all were delivered or skipped, 1 when any was invalid or failed (or the run stopped so),
   130 after Ctrl-C (the journal is kept: use --resume). Ctrl-C lets requests on the wire finish
   for up to 5s; when none is (every event only waits to retry), it stops at once.
