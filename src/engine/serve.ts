@@ -72,6 +72,8 @@ export interface ServeHandle {
   done: Promise<RunSummary[]>;
   /** Deliveries waiting to retry, and why, per URL (none when this process does not forward). */
   waiting(): WaitReason[];
+  /** Events accepted and not yet ended (delivered, skipped or dead-lettered), when the store can tell at once: the spool's, not Redis's. */
+  backlog(): number | undefined;
   /** Every delivery waiting to retry tries again now (POST /retry, a key, SIGUSR1); returns how many. */
   retryNow(): number;
 }
@@ -159,6 +161,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     dataDir: options.dataDir,
     done,
     waiting: () => forwarding?.waiting() ?? [],
+    backlog: () => store.backlog(),
     retryNow,
   };
 }

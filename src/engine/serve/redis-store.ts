@@ -96,6 +96,10 @@ export class RedisStore implements EventStore {
     return undefined;
   }
 
+  backlog(): undefined {
+    return undefined;
+  }
+
   health(): Record<string, unknown> {
     return { queue: { url: this.queue.url, partitions: this.queue.partitions, owned: this.queue.ownedPartitions, consumer: this.queue.consumer } };
   }

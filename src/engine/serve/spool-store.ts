@@ -115,6 +115,10 @@ export class SpoolStore implements EventStore {
     return this.readers.reduce((most, reader) => Math.max(most, this.spool.nextSeq - reader.position), 0);
   }
 
+  backlog(): number {
+    return this.spool.depth;
+  }
+
   health(): Record<string, unknown> {
     return { spool: { depth: this.spool.depth, bytes: this.spool.bytes, ...(this.quarantined === undefined ? {} : { quarantined: this.quarantined }) } };
   }
