@@ -17,7 +17,7 @@ import { startForwarding, type Forwarding } from "./serve/forwarders.js";
 import { ServeMetrics } from "./serve/metrics.js";
 import { RedisStore } from "./serve/redis-store.js";
 import { SpoolStore } from "./serve/spool-store.js";
-import type { JobMaker, StoredEvent } from "./serve/stored-event.js";
+import { eventLabel, type JobMaker, type StoredEvent } from "./serve/stored-event.js";
 
 export type { AcceptedRequest } from "./serve/accept.js";
 
@@ -219,8 +219,10 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
         return JSON.stringify(stored.event);
       },
       prepared,
-      // The client chose the messageId: the label is printed, so it is neutralised.
-      label: `event ${untrusted(messageId)}`,
+      // Made when a line prints it (its failure, --verbose, the terminal's delivered line), not for every event.
+      get label() {
+        return eventLabel(stored.event);
+      },
       origin: { messageId, ...(stored.source === null ? {} : { source: stored.source }), receivedAt: stored.event.receivedAt },
     };
     return { destination, job };

@@ -2,6 +2,8 @@ import type { Destination } from "../../config/resolve.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import { asDeadLetterRecord } from "../../core/dead-letter.js";
 import type { PrepareResult } from "../../core/message/prepare.js";
+import { userOf } from "../../core/shard.js";
+import { untrusted } from "../../core/untrusted.js";
 import type { DeliveryJob } from "../delivery-job.js";
 
 /** An accepted event as it is stored (a spool line, a Redis entry): its source and the event as the pipeline enriched it. */
@@ -20,6 +22,26 @@ export interface AcceptedEvent {
   prepared: PrepareResult;
   /** The stored record's text (JSON of `stored`), serialised once. */
   text: string;
+}
+
+/** The most of a client's name or id a line shows: an event name of 2,000 characters would bury the line. */
+const SHOWN_CHARS = 60;
+
+/**
+ * How wh serve's lines name an event: what the inspector's columns show (its type, a track's
+ * event name, its user), then its messageId, which the dead letters and --json records give:
+ * `track "Order Completed" by user-42 (messageId m-1)`. The client chose every part of it: each is
+ * neutralised, and cut short.
+ */
+export function eventLabel(event: Readonly<Record<string, unknown>>): string {
+  const type = typeof event.type === "string" && event.type !== "" ? shown(event.type) : "event";
+  const name = typeof event.event === "string" ? ` "${shown(event.event)}"` : "";
+  const user = userOf(event);
+  return `${type}${name}${user === undefined ? "" : ` by ${shown(user)}`} (messageId ${shown(String(event.messageId))})`;
+}
+
+function shown(text: string): string {
+  return String(untrusted(text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS - 1)}…` : text));
 }
 
 /** A stored record read back; why it cannot be delivered when it is not one. */
