@@ -34,8 +34,8 @@ export class WaitingLines {
   }
 
   /** `backlog`: the events accepted and not yet ended, when the store can tell. */
-  start(waiting: () => WaitReason[], backlog: () => number | undefined): void {
-    this.timer = setInterval(() => this.tell(waiting(), backlog()), this.output.timings.progressEveryMs ?? EVERY_MS);
+  start(serve: { waiting(): WaitReason[]; backlog(): number | undefined }): void {
+    this.timer = setInterval(() => this.tell(serve.waiting(), serve.backlog()), this.output.timings.progressEveryMs ?? EVERY_MS);
     this.timer.unref();
   }
 

@@ -88,7 +88,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     }).catch(listenFailure(port, host));
     retryFromPage.connect(handle);
     const retryNow = listenForRetryNow(io, output, false, handle);
-    if (flags.verbose !== true) waitingLines.start(() => handle.waiting(), () => handle.backlog());
+    if (flags.verbose !== true) waitingLines.start(handle);
     printStarted(run, handle);
     const summaries = await handle.done.finally(() => {
       retryNow.stop();
