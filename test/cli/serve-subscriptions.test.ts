@@ -50,7 +50,7 @@ describe("wh serve --subscriptions FILE", () => {
     expect(replayed.code, replayed.stderr).toBe(0);
     // Without --json, the delivery's line names the subscriptions it went to.
     const again = inProcess(["serve", "--port", "0", "--subscriptions", "subs.json"], { cwd: dir, env: { WH_SHARED_SECRET: SECRET } });
-    await again.waitForStderr((text) => text.includes('→ event m1 delivered to subscription "Bad"\n'));
+    await again.waitForStderr((text) => text.includes('→ track "Signed Up" by u1 (messageId m1) delivered to subscription "Bad"\n'));
     again.child.kill("SIGTERM");
     await again.exited;
     // Once more to Bad, and not again to Good.
