@@ -16,11 +16,13 @@ export interface StoredEvent {
   subscriptions?: string[];
 }
 
-/** An event accepting holds: what is stored, and the message prepared from it. */
+/** An event accepting holds: what is stored, and the message when accepting prepared it (a destination with filters). */
 export interface AcceptedEvent {
   stored: StoredEvent;
-  prepared: PrepareResult;
-  /** The stored record's text (JSON of `stored`), serialised once. */
+  prepared?: PrepareResult | undefined;
+  /** userId, else anonymousId: whose events it is in order with. */
+  userKey: string | undefined;
+  /** The stored record's text (storedText), serialised once. */
   text: string;
 }
 
@@ -42,6 +44,20 @@ export function eventLabel(event: Readonly<Record<string, unknown>>): string {
 
 function shown(text: string): string {
   return String(untrusted(text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS - 1)}…` : text));
+}
+
+/**
+ * The text of a stored record: its source first, always, so that a reader of a store several
+ * sources share tells whose a record is from its first bytes (sourceTag) without parsing it.
+ */
+export function storedText({ source, event, ...more }: StoredEvent): string {
+  const rest = JSON.stringify(more);
+  return `${sourceTag(source)}"event":${JSON.stringify(event)}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
+}
+
+/** How every stored record of `source` starts. */
+export function sourceTag(source: string | null): string {
+  return `{"source":${JSON.stringify(source)},`;
 }
 
 /** A stored record read back; why it cannot be delivered when it is not one. */
@@ -68,7 +84,7 @@ export function redriven(entry: string, record: string): string {
   const letter = parseJson(record);
   const only = letter.ok ? asDeadLetterRecord(letter.value)?.subscriptions : undefined;
   const stored = readStored(entry);
-  return only === undefined || typeof stored === "string" ? entry : JSON.stringify({ ...stored, subscriptions: only } satisfies StoredEvent);
+  return only === undefined || typeof stored === "string" ? entry : storedText({ ...stored, subscriptions: only });
 }
 
 /**
