@@ -23,6 +23,8 @@ console.log(
 await import("./replay-cost.js");
 console.log("\n== wh serve accepting, beside a bare node:http server with the same group fdatasync");
 await import("./serve-accept.js");
+console.log("\n== wh serve's CPU per accepted event with 1, 10 and 100 sources (webhook down)");
+await import("./serve-sources.js");
 console.log("\n== wh serve with its webhook down: peak RSS filling, restarting and draining");
 await import("./serve-backlog.js");
 console.log("\n== wh serve, its webhook back: the backlog drained left to the retry schedule, and after POST /retry");

@@ -99,21 +99,17 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
 }
 
 /**
- * Whether prepareMessage would take a message parsed from JSON, judged by the same rules without
- * building its body (wh serve accepting: the body is built once, at delivery), and its user key.
- * Not for a destination with filters: a filter may cut what the message needs, which only
- * preparing it shows.
+ * Whether prepareMessage would take an event wh serve accepted (`fromTrackingApi`), judged by the
+ * same rules without building its body (the forwarder builds it, once), and its user key. Not for
+ * a destination with filters: a filter may cut what the event needs, which only preparing shows.
  */
 export function checkMessage(
   value: Record<string, unknown>,
   stamps: MessageStamps,
-  options: Pick<PrepareOptions, "mode" | "fromTrackingApi">,
+  mode: DestinationMode | undefined,
 ): { ok: true; userKey: string | undefined } | PrepareFailure {
-  const seedShapes = options.fromTrackingApi !== true;
   const checked =
-    options.mode === "actions" || !isClassicOutbound(value)
-      ? checkEvent(options.mode === "actions" ? actionsEvent(value) : value, stamps, seedShapes)
-      : checkOutbound(value);
+    mode === "actions" || !isClassicOutbound(value) ? checkEvent(mode === "actions" ? actionsEvent(value) : value, stamps, false) : checkOutbound(value);
   if (!checked.ok) return checked;
   return { ok: true, userKey: userKeyOf("identity" in checked ? checked.identity : checked.message) };
 }

@@ -155,7 +155,7 @@ function judge(
   stamps: MessageStamps,
 ): { ok: true; userKey: string | undefined; prepared?: PrepareResult } | PrepareFailure {
   const { mode, filter } = destination;
-  if (filter === undefined) return checkMessage(event, stamps, { mode, fromTrackingApi: true });
+  if (filter === undefined) return checkMessage(event, stamps, mode);
   const prepared = prepareMessage(event, stamps, { mode, fromTrackingApi: true, filter });
   return prepared.ok ? { ok: true, userKey: prepared.message.userKey, prepared } : prepared;
 }
