@@ -1,5 +1,6 @@
 import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
 import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
+import { sendSample } from "./samples-tables.js";
 import { flag, flagTable } from "./spec.js";
 
 /**
@@ -148,6 +149,7 @@ export const sendFlags = flagTable({
   context: flag({ syntax: "--context <key=value>", description: "a context field, like --prop (repeatable)", repeatable: true }),
   integrations: flag({ syntax: "--integrations <json>", description: `integrations object, e.g. '{"All":false,"Webhooks":true}'` }),
   data: flag({ syntax: "--data <json|@file|->", description: "the message as JSON (flags override its fields)" }),
+  sample: sendSample,
   dryRun: dryRun("print the exact request that would be sent, and send nothing"),
 });
 

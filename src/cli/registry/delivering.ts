@@ -10,7 +10,7 @@ export const send = command({
   path: ["send"],
   summary: "build, sign and deliver one message",
   description: "Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.",
-  args: [{ syntax: "<type>", description: "identify, track, page, screen, group, alias or delete", complete: MESSAGE_TYPES }],
+  args: [{ syntax: "[type]", description: "identify, track, page, screen, group, alias or delete (with --sample: the sample's)", complete: MESSAGE_TYPES }],
   flags: sendFlags,
   help: `${SEND_HELP}\n${examples(
     'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
@@ -18,8 +18,9 @@ export const send = command({
     "wh send alias --user-id u1 --previous-id anon-42",
     "wh send delete --user-id u1                 # to every enabled source",
     "wh send page --data @page.json --json",
+    'wh send --sample "Order Completed" --prop total=42 --user-id u1   # from the catalogue: wh samples',
   )}`,
-  run: async ({ args, flags, globals, io }) => (await import("../commands/send.js")).runSend(args[0] ?? "", flags, globals, io),
+  run: async ({ args, flags, globals, io }) => (await import("../commands/send.js")).runSend(args[0], flags, globals, io),
 });
 
 export const replay = command({
