@@ -11,6 +11,8 @@ console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");
 await import("./fail-fast.js");
+console.log("\n== wh samples generate: peak RSS from 10,000 to 1,000,000 events, beside a bare loop writing as many lines");
+await import("./samples-generate.js");
 console.log("\n== a 100 MB line");
 await import("./long-line.js");
 console.log("\n== ordered replay of skewed data (batches)");

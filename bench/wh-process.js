@@ -33,7 +33,7 @@ export async function runUndiciLoop(file, url, concurrency, nodeFlags = []) {
 }
 
 /** Any Node script run as a user runs wh, measured alike. */
-function runMeasured(scriptAndArgs, env = {}, cwd = root) {
+export function runMeasured(scriptAndArgs, env = {}, cwd = root) {
   runs += 1;
   const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@ import { rename, rm } from "node:fs/promises";
 import { once } from "node:events";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
+import { limitHeapGrowth } from "../../adapters/v8-flags.js";
 import { filledFields, SAMPLES, sampleMessage, SPEC_PAGES } from "../../core/samples/catalogue.js";
 import { generateTraffic } from "../../core/samples/traffic.js";
 import { SPEC_NAMES } from "../../core/samples/types.js";
@@ -35,6 +36,8 @@ const CHUNK_CHARS = 64 * 1024;
 /** `wh samples generate`: realistic NDJSON traffic, streamed to stdout or --out, reproducible with --seed. */
 export async function runGenerate(flags: FlagValues<typeof generateFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {
   const output = new Output(io, globals);
+  // A long stream of short-lived messages: V8's default would let the heap grow to several times what is alive.
+  limitHeapGrowth();
   const seed = flags.seed ?? randomInt(0, 4_294_967_296);
   if (flags.seed === undefined) output.log(`seed ${seed} (--seed ${seed} writes the same lines again)`);
   const traffic = generateTraffic({ users: flags.users, events: flags.events, seed, start: flags.start });
