@@ -135,11 +135,11 @@ export function planVisit(visitor: Visitor, random: SeededRandom): Step[] {
   if (random.chance(0.6)) steps.push({ kind: "list" });
   const viewed = Array.from({ length: random.int(1, 3) }, () => random.int(0, PRODUCTS.length - 1));
   for (const product of viewed) steps.push({ kind: "page", product }, { kind: "view", product });
-  visitor.cart = [...new Set(viewed.filter(() => random.chance(0.3)))];
+  visitor.cart = [...new Set(viewed.filter(() => random.chance(0.15)))];
   for (const product of visitor.cart) steps.push({ kind: "add", product });
   if (visitor.cart.length > 0) {
     steps.push({ kind: "cart" });
-    if (random.chance(0.55)) steps.push(...checkout(visitor, random));
+    if (random.chance(0.45)) steps.push(...checkout(visitor, random));
   } else if (!visitor.known && random.chance(0.06)) {
     steps.push(...signUp(visitor));
   }
@@ -153,7 +153,7 @@ function checkout(visitor: Visitor, random: SeededRandom): Step[] {
   steps.push({ kind: "checkout" }, { kind: "step-viewed", step: 1 }, { kind: "step-completed", step: 1 });
   if (random.chance(0.15)) steps.push({ kind: "coupon" });
   steps.push({ kind: "step-viewed", step: 2 }, { kind: "payment", step: 2 });
-  if (random.chance(0.8)) steps.push({ kind: "order" });
+  if (random.chance(0.7)) steps.push({ kind: "order" });
   return steps;
 }
 
