@@ -1,11 +1,11 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { completionScript } from "../../src/cli/completion.js";
 import { SAMPLES } from "../../src/core/samples/catalogue.js";
 import { userOf } from "../../src/core/shard.js";
 import { type RecordedRequest, type RecordingServer, serverForEachTest } from "../helpers/recording-server.js";
-import { runInProcess } from "../helpers/in-process.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
 
 // wh samples, wh send --sample and wh samples generate, in-process, against a recording server.
@@ -135,6 +135,29 @@ describe("wh samples generate", () => {
       const inFile = written.filter((message) => userOf(message) === user).map((message) => message.messageId);
       expect(received.filter((body) => userOf(body) === user).map((body) => body.messageId)).toEqual(inFile);
     }
+  });
+
+  it("writes lines wh ingest sends whole to an ingestion API, in batches", async () => {
+    const cwd = await makeTempDir();
+    const made = await runInProcess(["samples", "generate", "--users", "3", "--events", "45", "--seed", "5", "--out", "t.ndjson"], { cwd });
+    expect(made.code, made.stderr).toBe(0);
+    const ingested = await runInProcess(["ingest", "t.ndjson", "--write-key", "wk_samples_1", "--endpoint", `http://127.0.0.1:${server.port}`], { cwd });
+    expect(ingested.code, ingested.stderr).toBe(0);
+    const batches = bodies(server.requests).map((body) => body.batch as Array<Record<string, unknown>>);
+    expect(batches.map((batch) => batch.length)).toEqual([20, 20, 5]);
+    const written = lines(await readFile(join(cwd, "t.ndjson"), "utf8")).map((line) => (JSON.parse(line) as Record<string, unknown>).messageId);
+    expect(batches.flat().map((message) => message.messageId)).toEqual(written);
+  });
+
+  it("Ctrl-C stops a long --out run with exit 130 and leaves neither FILE nor a part of it", async () => {
+    const cwd = await makeTempDir();
+    const running = await startInProcess(["samples", "generate", "--events", "50000000", "--out", "big.ndjson"], { cwd });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    running.child.kill("SIGINT");
+    const result = await running.exited;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toMatch(/interrupted after \d+ events; big\.ndjson was not written/);
+    expect(await readdir(cwd)).toEqual(["package.json"]);
   });
 
   it("refuses a bad --start or --events before writing anything", async () => {

@@ -79,13 +79,10 @@ export function productFields(product: Product, position: number, quantity = 1):
   return { ...product, quantity, position, url: `${SHOP}/p/${product.product_id}`, image_url: `${SHOP}/img/${product.sku}.jpg` };
 }
 
-const [shoes, bottle, jacket, daypack] = [
-  productFields(PRODUCTS[0], 1),
-  productFields(PRODUCTS[1], 2),
-  productFields(PRODUCTS[2], 3),
-  productFields(PRODUCTS[3], 4),
-];
-const CART = { cart_id: "cart-9d41f0", products: [bottle, daypack] };
+/** Products as a list shows them, at their place in it. */
+const [shoes, bottle, jacket] = [productFields(PRODUCTS[0], 1), productFields(PRODUCTS[1], 2), productFields(PRODUCTS[2], 3)];
+/** In a cart, the products are numbered by their place in it. */
+const CART = { cart_id: "cart-9d41f0", products: [productFields(PRODUCTS[1], 1), productFields(PRODUCTS[3], 2)] };
 /** The cart's order: 104.40 of products, 10 off, 5.10 shipping; prices include 20 % VAT. */
 const ORDER = {
   checkout_id: "chk-3b8e77",
