@@ -23,6 +23,7 @@ ${examples(
 
 const generate = command({
   path: ["samples", "generate"],
+  summary: "write realistic Segment traffic as NDJSON, reproducible with --seed",
   description:
     "Write realistic Segment traffic as NDJSON: visitors of an invented shop browsing, searching, adding to carts, checking out and ordering, signing up (an alias from their anonymous id, an identify, their company's group) and coming back, every visitor's messages in time order, the visitors interleaved by time.",
   flags: generateFlags,
