@@ -176,6 +176,13 @@ export const replayFlags = flagTable({
     parse: shard,
     resume: true,
   }),
+  messageId: flag({
+    syntax: "--message-id <id>",
+    description:
+      "send only the events with this messageId (repeatable): one event of a capture or dead-letter file resent; the run keeps a journal and dead letters of its own",
+    repeatable: true,
+    resume: true,
+  }),
   exactBytes: flag({
     syntax: "--exact-bytes",
     description: "send lines already in the outbound shape as their own bytes (default: re-serialised compactly, as Segment sends)",

@@ -42,6 +42,7 @@ export const REPLAY_HELP = `${RETRY_HELP}
     "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
     "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
     "wh replay captured.ndjson --dry-run | less",
+    "wh replay captured.ndjson --message-id 4f1c2a9e-…   # resend one event",
     'wh replay events.ndjson --shard "$JOB_COMPLETION_INDEX/4"   # one of 4 machines',
   )}`;
 
