@@ -6,6 +6,7 @@ import { captureLines } from "../core/capture.js";
 import { OutputWriteError } from "../core/errors.js";
 import { refusalReason } from "../core/explain-signature.js";
 import { parseJson, type ParsedJson } from "../core/message/parse-json.js";
+import { decideRoute, type EventMatch, type ListenRoute } from "../core/listen-routes.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
@@ -38,8 +39,12 @@ export interface ReceivedRequest {
   captured: boolean;
   /** Why it could not be (it was then answered 503, so that the sender retries). */
   captureError?: string | undefined;
-  /** With --forward-to: what the app answered (it is what the sender got), or why it could not. */
+  /** With --forward-to or --route: what the app answered (it is what the sender got), or why it could not. */
   forwarded?: ForwardResult | undefined;
+  /** Its event did not match `filter`: answered and captured, neither forwarded nor to be shown. */
+  filtered: boolean;
+  /** With routes: its event matched none, and there is no forwardTo to fall back on; it was answered here. */
+  unrouted: boolean;
 }
 
 export type ForwardResult =
@@ -58,6 +63,10 @@ export interface ReceiverOptions {
   out?: string | undefined;
   /** Each request that passes the checks is sent on here with its exact bytes and headers; its answer is the answer. */
   forwardTo?: string | undefined;
+  /** Only requests whose event matches are forwarded (see core/listen-routes); the others are answered `status`. */
+  filter?: EventMatch | undefined;
+  /** A request goes to the first route its event matches, else to forwardTo, else nowhere (answered `status`). */
+  routes?: readonly ListenRoute[] | undefined;
   onRequest?: (request: ReceivedRequest) => void;
 }
 
@@ -108,7 +117,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.
   const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });
-  const forward = options.forwardTo === undefined ? undefined : await createForwarder(options.forwardTo);
+  const routing = { filter: options.filter, routes: options.routes ?? [], forwardTo: options.forwardTo };
+  const forward = createForwarder();
   let stopCapture!: (error: OutputWriteError) => void;
   const captureStopped = new Promise<OutputWriteError>((resolve) => (stopCapture = resolve));
   let lastId = 0;
@@ -122,7 +132,9 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     let [status, answer] = firstAnswer(method, signature, parsed, options.status ?? 200);
     let headers: Record<string, string> = { "content-type": "application/json" };
     const accepted = method === "POST" && status !== 401 && status !== 400;
-    const wantsCapture = capture !== undefined && accepted && (forward !== undefined || (status >= 200 && status < 300));
+    // A refused request is answered here whatever its event: the filter and routes judge only the accepted.
+    const decision = accepted ? decideRoute(routing, json) : ({ kind: "answer" } as const);
+    const wantsCapture = capture !== undefined && accepted && (decision.kind === "forward" || (status >= 200 && status < 300));
     let captureError: string | undefined;
     if (wantsCapture) {
       const failure = writeCapture(capture, captureLines({ receivedAt, method, path, headers: request.headers, body }, json));
@@ -133,8 +145,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     }
     let forwarded: ForwardResult | undefined;
     let answerText = JSON.stringify(answer);
-    if (forward !== undefined && accepted && captureError === undefined) {
-      forwarded = await forward(method, request.headers, body);
+    if (decision.kind === "forward" && captureError === undefined) {
+      forwarded = await forward(decision.url, method, request.headers, body);
       if ("error" in forwarded)
         [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
       else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
@@ -156,6 +168,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       captured: wantsCapture && captureError === undefined,
       captureError,
       forwarded,
+      filtered: decision.kind === "filtered",
+      unrouted: decision.kind === "unrouted",
     });
   };
   const server = createServer((request, response) => {
@@ -225,14 +239,17 @@ function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders
 }
 
 /**
- * Sends requests on to the app under development, one attempt each, to exactly `url` (whatever
- * path they came to, as `stripe listen --forward-to` does), and keeps what it answered.
+ * Sends requests on to the app under development, one attempt each, to exactly the URL given
+ * (whatever path they came to, as `stripe listen --forward-to` does), and keeps what it answered.
+ * undici is loaded on the first request forwarded: a receiver that forwards nothing never loads it.
  */
-async function createForwarder(url: string): Promise<(method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult>> {
-  const { request } = await import("undici");
-  // What the sender's answer, the output and the page say of it: credentials masked.
-  const shown = redactUrlText(url);
-  return async (method, headers, body) => {
+function createForwarder(): (url: string, method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult> {
+  let undici: Promise<typeof import("undici")> | undefined;
+  return async (url, method, headers, body) => {
+    undici ??= import("undici");
+    const { request } = await undici;
+    // What the sender's answer, the output and the page say of it: credentials masked.
+    const shown = redactUrlText(url);
     const started = Date.now();
     try {
       const answer = await request(url, { method: method as "POST", headers: forwardableHeaders(headers), body, headersTimeout: 30_000, bodyTimeout: 30_000 });

@@ -7,7 +7,7 @@ import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../a
 import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/redact.js";
 import { resendRequest } from "../../engine/resend.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
-import { UsageError } from "../../core/errors.js";
+import { compileRouting, type ListenRouting, requireHttpUrl } from "../../core/listen-routes.js";
 import type { Untrusted } from "../../core/untrusted.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
 import type { FlagValues } from "../flags/spec.js";
@@ -22,9 +22,9 @@ type ListenFlags = FlagValues<typeof listenFlags>;
 export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { port = 0, host, status } = flags;
   const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value;
-  if (flags.forwardTo !== undefined && !/^https?:\/\/[^/]/.test(flags.forwardTo))
-    throw new UsageError(`--forward-to ${JSON.stringify(flags.forwardTo)}: expected an http or https URL, such as http://localhost:3000/webhooks`);
+  const routing = await listenRouting(flags);
   const output = new Output(io, globals);
+  let filteredOut = 0;
   // The requests the page can act on, by id (as many as the page keeps).
   const kept = new BoundedMap<number, ReceivedRequest>(1_000);
   let inspector: Inspector | undefined;
@@ -34,8 +34,12 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
     secret,
     status,
     out: flags.out === undefined ? undefined : resolve(io.cwd, flags.out),
-    forwardTo: flags.forwardTo,
+    ...routing,
     onRequest: (request) => {
+      if (request.filtered) {
+        filteredOut += 1;
+        return;
+      }
       printRequest(output, request);
       if (inspector === undefined) return;
       kept.set(request.id, request);
@@ -64,9 +68,8 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       },
     }).catch(listenFailure(0, host));
   }
-  const answering = flags.forwardTo === undefined ? `answering ${status}` : `forwarding what passes to ${redactUrlText(flags.forwardTo)}`;
   output.log(
-    `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
+    `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering(routing, status)}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
   );
   if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
   output.log("press Ctrl-C to stop");
@@ -76,8 +79,32 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
   await inspector?.close();
   await receiver.close();
   if (failure !== undefined) throw failure;
-  output.log("stopped");
+  output.log(
+    routing.filter === undefined
+      ? "stopped"
+      : `stopped (${filteredOut} request${filteredOut === 1 ? "" : "s"} not matching --filter: answered${flags.out === undefined ? "" : " and captured"}, not shown)`,
+  );
   return 0;
+}
+
+/**
+ * --forward-to, --filter and --route as the receiver takes them. Segment's FQL engine is loaded
+ * only for a --filter or a --route: a plain wh listen never pays for it.
+ */
+async function listenRouting(flags: ListenFlags): Promise<ListenRouting> {
+  const forwardTo = flags.forwardTo === undefined ? undefined : requireHttpUrl(flags.forwardTo, "--forward-to");
+  const routes = flags.route ?? [];
+  if (flags.filter === undefined && routes.length === 0) return { routes: [], forwardTo };
+  const { loadFqlEngine } = await import("../../adapters/segment-engines.js");
+  return compileRouting({ filter: flags.filter, routes, forwardTo }, loadFqlEngine());
+}
+
+/** What the start line says listen does with a request that passes: forwards it (where), or answers it. */
+function answering(routing: ListenRouting, status: number): string {
+  const rest = routing.forwardTo === undefined ? `answering ${status}` : `forwarding to ${redactUrlText(routing.forwardTo)}`;
+  const routes = routing.routes.map((route) => `${route.fql} => ${redactUrlText(route.url)}`);
+  const filtered = routing.filter === undefined ? "" : "only --filter's events; ";
+  return routes.length === 0 ? `${filtered}${rest}` : `${filtered}routing ${routes.join(", ")}; the rest: ${rest}`;
 }
 
 /** What the inspector page shows of a received request. */
@@ -121,6 +148,7 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
     captured: request.captured,
     ...(request.captureError === undefined ? {} : { captureError: request.captureError }),
     ...(request.forwarded === undefined ? {} : { forwarded: shownForward(request.forwarded) }),
+    ...(request.unrouted ? { unrouted: true } : {}),
     body: request.json ?? request.body.toString("utf8"),
   });
   const c = output.out;
@@ -138,9 +166,10 @@ export function printRequest(output: Output, request: ReceivedRequest): void {
       ? ""
       : "error" in request.forwarded
         ? ` → ${c.red(`app unreachable: ${request.forwarded.error}`)}`
-        : ` → app answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
+        : ` → ${request.forwarded.url} answered ${request.forwarded.status} (${request.forwarded.durationMs} ms)`;
+  const unrouted = request.unrouted ? ` → ${c.yellow("not forwarded: matched no --route")}` : "";
   const notCaptured = request.captureError === undefined ? "" : ` — ${c.red(`not captured: ${request.captureError}`)}`;
-  output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}${notCaptured}`);
+  output.result(`${mark} ${request.status} ${request.method} ${path} ${summarizeMessage(request.json)} — ${signature}${forwarded}${unrouted}${notCaptured}`);
 }
 
 /** A request's path as output and the page show it: secret-looking query values masked. */

@@ -18,7 +18,19 @@ export const listenFlags = flagTable({
   }),
   forwardTo: flag({
     syntax: "--forward-to <url>",
-    description: "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer",
+    description:
+      "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer (with --route: the requests no route takes)",
+  }),
+  filter: flag({
+    syntax: "--filter <fql>",
+    description:
+      'print, show and forward only the requests whose event matches this FQL condition, as subscriptions\' triggers read (type = "track" and event = "Order Completed"); the others are answered and captured',
+  }),
+  route: flag({
+    syntax: "--route <'fql => url'>",
+    description:
+      "forward the requests whose event matches FQL to URL (repeatable: the first route that matches; a request no route takes goes to --forward-to, else is answered here)",
+    repeatable: true,
   }),
   ui: flag({
     syntax: "--ui",
