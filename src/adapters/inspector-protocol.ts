@@ -35,6 +35,11 @@ export type InspectorDelivery =
 export interface InspectorEntry {
   id: number;
   kind: "request" | "event";
+  /**
+   * wh listen --ui --out: a request the capture file held when this run started. Its answer
+   * (status, answer) was not recorded, and it is not kept to be resent.
+   */
+  earlier?: true | undefined;
   receivedAt: string;
   method: string;
   path: string;

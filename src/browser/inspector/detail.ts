@@ -64,18 +64,23 @@ export class DetailPane {
     const copied = tested(el("pre"), "copied");
     copied.style.display = "none";
     const buttons = copyButtons(entry, origin, copied);
-    const form = canResend
-      ? resendForm(entry, origin, (text) => {
-          failures.push({ text, outcome: "failed" });
-          if (this.shown !== undefined) this.show(this.shown.entry);
-        })
-      : undefined;
+    // An earlier capture was not kept to be resent: wh replay FILE --message-id sends it again.
+    const form =
+      canResend && entry.earlier !== true
+        ? resendForm(entry, origin, (text) => {
+            failures.push({ text, outcome: "failed" });
+            if (this.shown !== undefined) this.show(this.shown.entry);
+          })
+        : undefined;
     this.shown = { entry, failures, placeholder: form?.placeholder ?? (() => {}) };
     this.actions.replaceChildren(el("h3", "Act on it"), buttons, ...(form === undefined ? [] : [form.element]), copied);
     this.root.replaceChildren(this.info, this.actions, this.after);
     this.root.scrollTop = 0;
   }
 }
+
+/** An earlier capture's answer, which the capture file does not record. */
+const EARLIER_ANSWER = "not recorded: captured to --out before this wh listen started (wh replay FILE --message-id ID sends it again)";
 
 /** What the detail says of an entry, above its actions. */
 function infoOf(entry: Entry): HTMLElement[] {
@@ -93,7 +98,7 @@ function infoOf(entry: Entry): HTMLElement[] {
     tested(keyValueTable(entry.headers), "detail-headers"),
     ...bodySection(entry),
     el("h3", "Answer"),
-    tested(el("pre", `${entry.status}  ${entry.answer}`), "detail-answer"),
+    tested(el("pre", entry.earlier === true ? EARLIER_ANSWER : `${entry.status}  ${entry.answer}`), "detail-answer"),
   ];
   const forwarded = entry.forwarded;
   if (forwarded !== undefined) {

@@ -1,8 +1,7 @@
 import { resolve } from "node:path";
 import { once } from "node:events";
-import { userOf } from "../../core/shard.js";
 import { BoundedMap } from "../../core/bounded-map.js";
-import { startInspector, type Inspector, type InspectorEntry } from "../../adapters/inspector-server.js";
+import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../../adapters/inspector-server.js";
 import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../adapters/receiver.js";
 import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/redact.js";
 import { resendRequest } from "../../engine/resend.js";
@@ -14,6 +13,7 @@ import type { FlagValues } from "../flags/spec.js";
 import type { listenFlags } from "../flags/server-tables.js";
 import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
+import { earlierEntries, eventColumns } from "../listen-earlier.js";
 import { Output, summarizeMessage } from "../render.js";
 
 type ListenFlags = FlagValues<typeof listenFlags>;
@@ -25,7 +25,10 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
   const routing = await listenRouting(flags);
   const output = new Output(io, globals);
   let filteredOut = 0;
-  // The requests the page can act on, by id (as many as the page keeps).
+  const out = flags.out === undefined ? undefined : resolve(io.cwd, flags.out);
+  // Read before the receiver appends to the file: the page shows them first, numbered before this run's.
+  const earlier = flags.ui === true && out !== undefined ? await earlierEntries(out, secret, routing.filter) : [];
+  // The requests the page can act on, by the page's id (as many as the page keeps).
   const kept = new BoundedMap<number, ReceivedRequest>(1_000);
   let inspector: Inspector | undefined;
   const receiver = await startReceiver({
@@ -33,7 +36,7 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
     port,
     secret,
     status,
-    out: flags.out === undefined ? undefined : resolve(io.cwd, flags.out),
+    out,
     ...routing,
     onRequest: (request) => {
       if (request.filtered) {
@@ -42,36 +45,28 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       }
       printRequest(output, request);
       if (inspector === undefined) return;
-      kept.set(request.id, request);
-      inspector.add(requestEntry(request));
+      const id = request.id + earlier.length;
+      kept.set(id, request);
+      inspector.add({ ...requestEntry(request), id });
     },
   }).catch(listenFailure(port, host));
   if (flags.ui === true) {
     inspector = await startInspector({
       host,
       origin: receiver.url,
-      resend: async (id, request) => {
-        const original = kept.get(id);
-        if (original === undefined) return { error: "that request is no longer kept" };
-        if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
-        const result = await resendRequest(
-          request.body === undefined ? original : { ...original, body: Buffer.from(request.body) },
-          { url: request.url ?? new URL(original.path.unsafeRaw(), receiver.url).href, resignWith: request.resign ? secret : undefined },
-          io.env,
-        ).catch((error: Error) => ({
-          text: `resend failed: ${error.message}`,
-          outcome: "failed" as const,
-        }));
-        inspector?.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
-        output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} request ${id}: ${result.text}`);
-        return { text: result.text, outcome: result.outcome };
+      resend: (id, request) => {
+        if (id <= earlier.length)
+          return Promise.resolve({ error: `captured before this wh listen started: wh replay ${flags.out} --message-id ID sends it again` });
+        return resendKept(id, kept.get(id), request, { secret, origin: receiver.url, env: io.env, inspector, output });
       },
     }).catch(listenFailure(0, host));
+    for (const entry of earlier) inspector.add(entry);
   }
   output.log(
     `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering(routing, status)}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
   );
-  if (inspector !== undefined) output.log(`inspector: ${inspector.url}`);
+  if (inspector !== undefined)
+    output.log(`inspector: ${inspector.url}${earlier.length === 0 ? "" : ` (with the last ${earlier.length} requests of ${flags.out}, marked earlier)`}`);
   output.log("press Ctrl-C to stop");
   output.record({ listening: receiver.url, port: receiver.port, ...(inspector === undefined ? {} : { inspector: inspector.url }) });
   // Ctrl-C, or a capture file that cannot be written any more (exit 74, naming it).
@@ -85,6 +80,34 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       : `stopped (${filteredOut} request${filteredOut === 1 ? "" : "s"} not matching --filter: answered${flags.out === undefined ? "" : " and captured"}, not shown)`,
   );
   return 0;
+}
+
+/** The page's resend of a request this run received: sent through the delivery engine, the outcome added to its entry and logged. */
+async function resendKept(
+  id: number,
+  original: ReceivedRequest | undefined,
+  request: ResendRequest,
+  {
+    secret,
+    origin,
+    env,
+    inspector,
+    output,
+  }: { secret: string | undefined; origin: string; env: CliIo["env"]; inspector: Inspector | undefined; output: Output },
+): Promise<unknown> {
+  if (original === undefined) return { error: "that request is no longer kept" };
+  if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
+  const result = await resendRequest(
+    request.body === undefined ? original : { ...original, body: Buffer.from(request.body) },
+    { url: request.url ?? new URL(original.path.unsafeRaw(), origin).href, resignWith: request.resign ? secret : undefined },
+    env,
+  ).catch((error: Error) => ({
+    text: `resend failed: ${error.message}`,
+    outcome: "failed" as const,
+  }));
+  inspector?.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
+  output.log(`${result.outcome === "delivered" ? output.err.green("↻") : output.err.red("↻")} request ${id}: ${result.text}`);
+  return { text: result.text, outcome: result.outcome };
 }
 
 /**
@@ -109,9 +132,6 @@ function answering(routing: ListenRouting, status: number): string {
 
 /** What the inspector page shows of a received request. */
 function requestEntry(request: ReceivedRequest): InspectorEntry {
-  const first = Array.isArray(request.json) ? (request.json[0] as unknown) : request.json;
-  const fields = typeof first === "object" && first !== null ? (first as Record<string, unknown>) : {};
-  const type = Array.isArray(request.json) ? `batch of ${request.json.length}` : typeof fields.type === "string" ? fields.type : "";
   return {
     id: request.id,
     kind: "request",
@@ -119,9 +139,7 @@ function requestEntry(request: ReceivedRequest): InspectorEntry {
     method: request.method,
     // The page shows it as text, never as markup.
     path: shownPath(request).unsafeRaw(),
-    type,
-    event: typeof fields.event === "string" ? fields.event : "",
-    user: userOf(fields) ?? "",
+    ...eventColumns(request.json),
     size: request.body.length,
     verdict: request.signature,
     reason: request.reason,

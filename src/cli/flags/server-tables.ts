@@ -34,7 +34,8 @@ export const listenFlags = flagTable({
   }),
   ui: flag({
     syntax: "--ui",
-    description: "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl",
+    description:
+      "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl; with --out, the file's last 1,000 requests first, marked earlier",
   }),
 });
 

@@ -38,6 +38,7 @@ export const listen = command({
     "wh listen --port 4000 --secret-file secret.txt --out captured.ndjson",
     "wh listen --status 503   # watch wh retry",
     "wh listen --secret-file secret.txt --forward-to http://localhost:3000/webhooks --ui",
+    "wh listen --ui --out captured.ndjson   # the page starts with what captured.ndjson holds",
     `wh listen --filter 'type = "track" and event = "Order Completed"'   # print and forward only these`,
     `wh listen --route 'type = "identify" => http://localhost:3000/users' --forward-to http://localhost:3000/events`,
   ),
