@@ -1,19 +1,20 @@
-import { open } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 
 const CHUNK = 64 * 1024;
 
 /**
  * The last `count` whole lines of a file (without their newlines), read from its end a chunk at
  * a time: a capture of millions of requests costs what its last lines weigh, not its size. A
- * last line without its newline is left out (a record being written). A file that is not there
- * has no lines.
+ * last line without its newline is left out (a record being written). A file that is not there,
+ * or is not a regular file (a FIFO, whose opening would wait for a writer; /dev/null), has none.
  */
 export async function readLastLines(path: string, count: number): Promise<string[]> {
-  const file = await open(path, "r").catch((error: NodeJS.ErrnoException) => {
+  const found = await stat(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw error;
   });
-  if (file === undefined) return [];
+  if (found?.isFile() !== true) return [];
+  const file = await open(path, "r");
   try {
     let end = (await file.stat()).size;
     const chunks: Buffer[] = [];

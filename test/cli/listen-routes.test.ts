@@ -49,20 +49,23 @@ describe("wh listen --filter and --route", () => {
     expect(await post(url, other, signed(other))).toBe(200);
     // A batch goes whole (its signature covers all of it) to the route one of its events matches.
     expect(await post(url, batch, signed(batch))).toBe(201);
+    // A forged request is shown, refused, whatever its event: it says something is wrong.
+    expect(await post(url, page, { "x-signature": hmacHex("wrong", page) })).toBe(401);
 
     expect(orders.requests.map((request) => request.body.toString("utf8"))).toEqual([order, batch]);
     expect(users.requests.map((request) => request.body.toString("utf8"))).toEqual([identify]);
 
-    await waitForRecords(wh, 4);
+    await waitForRecords(wh, 5);
     const records = requestRecords(wh);
     expect(records.map((record) => [record.status, (record.forwarded as { url?: string } | undefined)?.url, record.unrouted])).toEqual([
       [201, orders.url, undefined],
       [202, users.url, undefined],
       [200, undefined, true],
       [201, orders.url, undefined],
+      [401, undefined, undefined],
     ]);
-    // The page view matched no --filter: answered and captured, never printed.
-    expect(wh.stdout()).not.toContain('"Home"');
+    // The signed page view matched no --filter: answered and captured, never printed.
+    expect(records.filter((record) => JSON.stringify(record.body).includes("Home")).map((record) => record.status)).toEqual([401]);
     const captured = lines(await readFile(out, "utf8")).map((line) => JSON.parse(line) as { body: string });
     expect(captured.map((record) => record.body)).toContain(page);
     expect(captured).toHaveLength(6);
