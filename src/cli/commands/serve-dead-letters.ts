@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { RedisQueue } from "../../adapters/redis-queue.js";
-import { readSpoolDeadLetters, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
+import { readSpoolDeadLetters, takeSpoolDeadLetters, type ReadableDeadLetter, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
@@ -86,8 +86,9 @@ async function listQueue(url: string, output: Output): Promise<number> {
 }
 
 function listSpool(dataDir: string, sources: readonly string[], output: Output): number {
-  const letters = readSpoolDeadLetters(dataDir, sources);
-  for (const { id, file, fileLine, source, text, letter } of letters) {
+  let count = 0;
+  for (const { id, file, fileLine, source, text, letter } of readSpoolDeadLetters(dataDir, sources)) {
+    count += 1;
     const where = { id, file, fileLine, ...(source === null ? {} : { source }) };
     if ("problem" in letter) {
       output.record({ ...where, outcome: "unreadable", reason: letter.problem, unreadable: text });
@@ -97,7 +98,7 @@ function listSpool(dataDir: string, sources: readonly string[], output: Output):
       output.result(letterLine(id, letter.record.at, letter.event, `${letter.record.outcome}: ${letter.record.reason}`));
     }
   }
-  return letters.length;
+  return count;
 }
 
 /** One dead letter on one line: id, when, the event's type, user and messageId, and why (all neutralised: the event is a client's). */
@@ -114,27 +115,38 @@ function requireKnown(ids: readonly string[], known: ReadonlySet<string>, where:
 /**
  * Puts the spool's dead letters (or those `--id` names) back into the spool, for the next wh serve
  * on it to deliver: taking the spool's lock, so that no wh serve delivers or dead-letters meanwhile.
- * A line that is not a dead letter with an event stays in its file, named by its line.
+ * A file at a time, a batch at a time (never all in memory): each batch is appended to the spool
+ * and synced, each record naming its dead letter, before the file is rewritten without them, so
+ * that a replay cut short is finished by the next open of the spool, never put back twice. A line
+ * that is not a dead letter with an event stays in its file, named by its line.
  */
 async function replaySpool(dataDir: string, sources: readonly string[], ids: readonly string[] | undefined, output: Output): Promise<number> {
   const store = await SpoolStore.open({ dataDir, maxBytes: Number.POSITIVE_INFINITY, onRecovered: () => undefined, onWarning: (line) => output.warn(line) });
   try {
-    const letters = readSpoolDeadLetters(dataDir, sources);
-    if (ids !== undefined) requireKnown(ids, new Set(letters.map((letter) => letter.id)), dataDir);
-    const chosen = ids === undefined ? letters : letters.filter((letter) => ids.includes(letter.id));
-    const putBack: Parameters<SpoolStore["putBack"]>[0][number][] = [];
-    const left: SpoolDeadLetter[] = [];
-    for (const letter of chosen) {
-      if ("problem" in letter.letter) left.push(letter);
-      else putBack.push({ id: letter.id, source: letter.source, event: letter.letter.event, subscriptions: letter.letter.record.subscriptions });
+    const chosen = ids === undefined ? undefined : new Set(ids);
+    if (chosen !== undefined) requireKnown([...chosen], new Set(knownIds(readSpoolDeadLetters(dataDir, sources), chosen)), dataDir);
+    let replayed = 0;
+    let left = 0;
+    const take = (letter: SpoolDeadLetter): letter is ReadableDeadLetter => {
+      if (chosen !== undefined && !chosen.has(letter.id)) return false;
+      if (!("problem" in letter.letter)) return true;
+      left += 1;
+      output.warn(neutralize(`${letter.file} line ${letter.fileLine}: ${letter.letter.problem}: left in the file`));
+      return false;
+    };
+    for (const batch of takeSpoolDeadLetters(dataDir, sources, take)) {
+      await store.putBack(batch.map(({ id, source, letter }) => ({ id, source, ...letter })));
+      replayed += batch.length;
     }
-    await store.putBack(putBack);
-    for (const { file, fileLine, letter } of left)
-      if ("problem" in letter) output.warn(neutralize(`${file} line ${fileLine}: ${letter.problem}: left in the file`));
-    output.record({ replayed: putBack.length, left: left.length });
-    output.result(`${putBack.length} dead letter${putBack.length === 1 ? "" : "s"} put back in the spool of ${dataDir}: the next wh serve on it delivers them`);
-    return left.length === 0 ? 0 : 1;
+    output.record({ replayed, left });
+    output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the spool of ${dataDir}: the next wh serve on it delivers them`);
+    return left === 0 ? 0 : 1;
   } finally {
     await store.close();
   }
+}
+
+/** The ids of `letters` among `wanted`. */
+function* knownIds(letters: Iterable<{ id: string }>, wanted: ReadonlySet<string>): Generator<string> {
+  for (const { id } of letters) if (wanted.has(id)) yield id;
 }

@@ -80,19 +80,19 @@ export class SpoolStore implements EventStore {
 
   /**
    * Puts dead letters back to be delivered (`wh serve dead-letters replay`): appended and synced,
-   * then taken out of their files, each to the subscriptions its record names alone when it names some. Each record names its dead letter, so that a crash between the
-   * two is finished by the next open (above) instead of putting them back again.
+   * each to the subscriptions its record names alone when it names some. Each record names its
+   * dead letter: the caller takes them out of their files once this resolves, and a crash between
+   * the two is finished by the next open (above) instead of putting them back again.
    */
   async putBack(
-    letters: readonly { id: string; source: string | null; event: Record<string, unknown>; subscriptions?: string[] | undefined }[],
+    letters: readonly { id: string; source: string | null; event: Record<string, unknown>; record: { subscriptions?: string[] | undefined } }[],
   ): Promise<void> {
     if (letters.length === 0) return;
     await this.spool.append(
-      letters.map(({ id, source, event, subscriptions }) =>
+      letters.map(({ id, source, event, record: { subscriptions } }) =>
         storedText({ source, event, deadLetter: id, ...(subscriptions === undefined ? {} : { subscriptions }) }),
       ),
     );
-    removeSpoolDeadLetters(this.dataDir, new Set(letters.map((letter) => letter.id)));
   }
 
   logs(destination: Destination): { journal: Spool; deadLetter: AppendFile; close(): void } {
