@@ -28,6 +28,12 @@ const entry = (partition: number, user: string) => ({
   lease: new AbortController().signal,
 });
 
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
 /** The record texts in each partition's stream that has any. */
 async function streams(keys: QueueKeys, partitions: number): Promise<Record<number, string[]>> {
   const found: Record<number, string[]> = {};
@@ -49,7 +55,7 @@ describe.skipIf(!redisAvailable)("Redis dead letters (a real redis-server)", () 
       queue.deadLetter(JSON.stringify({ outcome: "failed" }), five);
       queue.deadLetter(JSON.stringify({ outcome: "failed" }), three);
       await queue.commit();
-      const letters = await queue.listDeadLetters();
+      const letters = await collect(queue.listDeadLetters());
       expect(letters.map(({ partition, entry }) => ({ partition, entry }))).toEqual([
         { partition: 5, entry: five.text },
         { partition: 3, entry: three.text },
@@ -59,7 +65,7 @@ describe.skipIf(!redisAvailable)("Redis dead letters (a real redis-server)", () 
       expect(await streams(keys, 8)).toEqual({ 3: [three.text] });
       expect(await queue.replayDeadLetters()).toBe(1);
       expect(await streams(keys, 8)).toEqual({ 3: [three.text], 5: [five.text] });
-      expect(await queue.listDeadLetters()).toEqual([]);
+      expect(await collect(queue.listDeadLetters())).toEqual([]);
     } finally {
       await queue.close();
     }

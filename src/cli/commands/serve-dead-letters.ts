@@ -55,7 +55,7 @@ export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: Glob
   const queue = await RedisQueue.connect(where.queue, {});
   try {
     const ids = flags.id;
-    if (ids !== undefined) requireKnown(ids, new Set((await queue.listDeadLetters()).map((letter) => letter.id)), queue.url);
+    if (ids !== undefined) requireKnown(ids, await knownIds(queue.listDeadLetters(), ids), queue.url);
     const replayed = await queue.replayDeadLetters(ids, (letter) => redriven(letter.entry, letter.record));
     output.record({ replayed });
     output.result(`${replayed} dead letter${replayed === 1 ? "" : "s"} put back in the queue, to be delivered again`);
@@ -68,8 +68,9 @@ export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: Glob
 async function listQueue(url: string, output: Output): Promise<number> {
   const queue = await RedisQueue.connect(url, {});
   try {
-    const letters = await queue.listDeadLetters();
-    for (const letter of letters) {
+    let count = 0;
+    for await (const letter of queue.listDeadLetters()) {
+      count += 1;
       const parsedRecord = parseJson(letter.record);
       const record = (
         parsedRecord.ok && isJsonObject(parsedRecord.value) ? parsedRecord.value : { outcome: "unreadable", reason: "the dead letter is not one wh wrote" }
@@ -79,7 +80,7 @@ async function listQueue(url: string, output: Output): Promise<number> {
       output.record({ id: letter.id, partition: letter.partition, ...record, ...(event === undefined ? { unreadable: letter.entry } : { event }) });
       output.result(letterLine(letter.id, record.at, event, `${record.outcome ?? ""}: ${record.reason ?? ""}`));
     }
-    return letters.length;
+    return count;
   } finally {
     await queue.close();
   }
@@ -124,7 +125,7 @@ async function replaySpool(dataDir: string, sources: readonly string[], ids: rea
   const store = await SpoolStore.open({ dataDir, maxBytes: Number.POSITIVE_INFINITY, onRecovered: () => undefined, onWarning: (line) => output.warn(line) });
   try {
     const chosen = ids === undefined ? undefined : new Set(ids);
-    if (chosen !== undefined) requireKnown([...chosen], new Set(knownIds(readSpoolDeadLetters(dataDir, sources), chosen)), dataDir);
+    if (ids !== undefined) requireKnown(ids, await knownIds(readSpoolDeadLetters(dataDir, sources), ids), dataDir);
     let replayed = 0;
     let left = 0;
     const take = (letter: SpoolDeadLetter): letter is ReadableDeadLetter => {
@@ -146,7 +147,9 @@ async function replaySpool(dataDir: string, sources: readonly string[], ids: rea
   }
 }
 
-/** The ids of `letters` among `wanted`. */
-function* knownIds(letters: Iterable<{ id: string }>, wanted: ReadonlySet<string>): Generator<string> {
-  for (const { id } of letters) if (wanted.has(id)) yield id;
+/** Which of `wanted` are the ids of dead letters (read one at a time, none held). */
+async function knownIds(letters: Iterable<{ id: string }> | AsyncIterable<{ id: string }>, wanted: readonly string[]): Promise<Set<string>> {
+  const known = new Set<string>();
+  for await (const { id } of letters) if (wanted.includes(id)) known.add(id);
+  return known;
 }
