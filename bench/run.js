@@ -7,6 +7,8 @@ console.log("\n== wh serve's duplicate window: bytes per id");
 await import("./recent-ids.js");
 console.log("\n== wh listen --ui through 60,000 requests while its page reads nothing (RSS beside no page)");
 await import("./inspector-stall.js");
+console.log("\n== wh serve dead-letters list, list --json and replay: peak RSS at 50,000 and 1,000,000 letters beside a bare read of the file");
+await import("./dead-letters.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");

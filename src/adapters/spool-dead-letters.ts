@@ -9,7 +9,7 @@ import { describeFsError } from "./read-input.js";
 
 const FILE_NAME = /^dead-letters(?:\.(.+))?\.ndjson$/;
 /** Bytes read from a dead-letter file at a time: list and replay hold this and one letter (a batch to put back), whatever the file's size. */
-const CHUNK_BYTES = 1 << 20;
+const CHUNK_BYTES = 64 * 1024;
 /** Dead letters handed to `putBack` at a time: each batch is one append (one sync) to the spool. */
 const BATCH = 1_000;
 /** Kept lines written aside at a time. */
@@ -132,14 +132,17 @@ function* fileLines(path: string): Generator<{ line: string; number: number }, s
     let rest: Buffer = Buffer.alloc(0);
     let number = 0;
     for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) {
-      const bytes = rest.length === 0 ? chunk.subarray(0, read) : Buffer.concat([rest, chunk.subarray(0, read)]);
+      const bytes = chunk.subarray(0, read);
       let start = 0;
       for (let end = bytes.indexOf(0x0a); end !== -1; start = end + 1, end = bytes.indexOf(0x0a, start)) {
         number += 1;
-        yield { line: bytes.toString("utf8", start, end), number };
+        // A line begun in an earlier chunk is joined once, when it ends.
+        const line = rest.length === 0 ? bytes.toString("utf8", start, end) : Buffer.concat([rest, bytes.subarray(0, end)]).toString("utf8");
+        rest = Buffer.alloc(0);
+        yield { line, number };
       }
       // Copied: the chunk is read into again.
-      rest = Buffer.from(bytes.subarray(start));
+      rest = Buffer.concat([rest, bytes.subarray(start)]);
     }
     return rest.toString("utf8");
   } finally {

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { RedisQueue } from "../../adapters/redis-queue.js";
+import { limitHeapGrowth } from "../../adapters/v8-flags.js";
 import { readSpoolDeadLetters, takeSpoolDeadLetters, type ReadableDeadLetter, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
@@ -40,15 +41,18 @@ async function whereDeadLetters(flags: DeadLetterFlags, io: CliIo): Promise<Wher
 
 /** `wh serve dead-letters list`: every dead letter of the Redis queue, or of the spool, oldest first. */
 export async function runDeadLettersList(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  // A long stream of letters, each garbage once written: see limitHeapGrowth.
+  limitHeapGrowth();
   const where = await whereDeadLetters(flags, io);
   const output = new Output(io, globals);
-  const count = "queue" in where ? await listQueue(where.queue, output) : listSpool(where.dataDir, where.sources, output);
+  const count = "queue" in where ? await listQueue(where.queue, output) : await listSpool(where.dataDir, where.sources, output);
   output.log(`${count} dead letter${count === 1 ? "" : "s"} in ${"queue" in where ? redactUrlText(where.queue) : where.dataDir}`);
   return 0;
 }
 
 /** `wh serve dead-letters replay [--id ID…]`: back into their partitions, or into the spool, to be delivered again. */
 export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  limitHeapGrowth();
   const where = await whereDeadLetters(flags, io);
   const output = new Output(io, globals);
   if ("dataDir" in where) return replaySpool(where.dataDir, where.sources, flags.id, output);
@@ -86,10 +90,14 @@ async function listQueue(url: string, output: Output): Promise<number> {
   }
 }
 
-function listSpool(dataDir: string, sources: readonly string[], output: Output): number {
+/** Letters listed in one turn of the event loop: stdout (a TurnWriter) writes what a turn wrote once it ends, so it holds theirs alone. */
+const LISTED_PER_TURN = 1_000;
+
+async function listSpool(dataDir: string, sources: readonly string[], output: Output): Promise<number> {
   let count = 0;
   for (const { id, file, fileLine, source, text, letter } of readSpoolDeadLetters(dataDir, sources)) {
     count += 1;
+    if (count % LISTED_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const where = { id, file, fileLine, ...(source === null ? {} : { source }) };
     if ("problem" in letter) {
       output.record({ ...where, outcome: "unreadable", reason: letter.problem, unreadable: text });
