@@ -1,5 +1,7 @@
+import { once } from "node:events";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Writable } from "node:stream";
 import { RedisQueue } from "../../adapters/redis-queue.js";
 import { limitHeapGrowth } from "../../adapters/v8-flags.js";
 import { readSpoolDeadLetters, takeSpoolDeadLetters, type ReadableDeadLetter, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
@@ -45,7 +47,7 @@ export async function runDeadLettersList(flags: DeadLetterFlags, globals: Global
   limitHeapGrowth();
   const where = await whereDeadLetters(flags, io);
   const output = new Output(io, globals);
-  const count = "queue" in where ? await listQueue(where.queue, output) : await listSpool(where.dataDir, where.sources, output);
+  const count = "queue" in where ? await listQueue(where.queue, output, io.stdout) : await listSpool(where.dataDir, where.sources, output, io.stdout);
   output.log(`${count} dead letter${count === 1 ? "" : "s"} in ${"queue" in where ? redactUrlText(where.queue) : where.dataDir}`);
   return 0;
 }
@@ -69,12 +71,13 @@ export async function runDeadLettersReplay(flags: DeadLetterFlags, globals: Glob
   }
 }
 
-async function listQueue(url: string, output: Output): Promise<number> {
+async function listQueue(url: string, output: Output, stdout: Writable): Promise<number> {
   const queue = await RedisQueue.connect(url, {});
   try {
     let count = 0;
     for await (const letter of queue.listDeadLetters()) {
       count += 1;
+      await turnAfter(count, stdout);
       const parsedRecord = parseJson(letter.record);
       const record = (
         parsedRecord.ok && isJsonObject(parsedRecord.value) ? parsedRecord.value : { outcome: "unreadable", reason: "the dead letter is not one wh wrote" }
@@ -93,11 +96,17 @@ async function listQueue(url: string, output: Output): Promise<number> {
 /** Letters listed in one turn of the event loop: stdout (a TurnWriter) writes what a turn wrote once it ends, so it holds theirs alone. */
 const LISTED_PER_TURN = 1_000;
 
-async function listSpool(dataDir: string, sources: readonly string[], output: Output): Promise<number> {
+/** Every LISTED_PER_TURN letters: a turn of the event loop, and stdout drained if its reader is slow (a pipe), so the listing is never held. */
+function turnAfter(count: number, stdout: Writable): Promise<unknown> | undefined {
+  if (count % LISTED_PER_TURN !== 0) return undefined;
+  return stdout.writableNeedDrain ? once(stdout, "drain") : new Promise((resolve) => setImmediate(resolve));
+}
+
+async function listSpool(dataDir: string, sources: readonly string[], output: Output, stdout: Writable): Promise<number> {
   let count = 0;
   for (const { id, file, fileLine, source, text, letter } of readSpoolDeadLetters(dataDir, sources)) {
     count += 1;
-    if (count % LISTED_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    await turnAfter(count, stdout);
     const where = { id, file, fileLine, ...(source === null ? {} : { source }) };
     if ("problem" in letter) {
       output.record({ ...where, outcome: "unreadable", reason: letter.problem, unreadable: text });
