@@ -31,7 +31,10 @@ async function postSpread(url: string, round: string, count: number): Promise<st
 }
 
 describe("wh serve with 100 sources", () => {
-  it("delivers every event to its own source's webhook once, read back from the spool after a restart and as it is accepted", async () => {
+  it("delivers every event to its own source's webhook once, read back from the spool after a restart and as it is accepted, with no listener warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on("warning", onWarning);
     let down = true;
     const hook = await receiver({ replies: () => (down ? 503 : 200) });
     const dir = await makeTempDir();
@@ -61,6 +64,9 @@ describe("wh serve with 100 sources", () => {
       expect(delivered.map(({ messageId }) => messageId).sort()).toEqual(expected.sort());
     } finally {
       await second.stop();
+      process.off("warning", onWarning);
     }
+    // One listener per source on the command's signal passed Node's 10.
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
   }, 60_000);
 });

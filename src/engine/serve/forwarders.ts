@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Destination, DeliverySettings } from "../../config/resolve.js";
 import type { Clock } from "../../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
@@ -50,6 +51,15 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
   const closers: (() => void)[] = [];
   const runs: Promise<RunSummary>[] = [];
   let inputs: ReturnType<EventStore["feed"]> = new Map();
+  // Every source's run listens for the stop. One listener on the command's signal relays it to a
+  // signal of forwarding's own that they share: 100 sources on the command's signal passed Node's
+  // 10 listeners and printed MaxListenersExceededWarning.
+  const stopping = new AbortController();
+  setMaxListeners(0, stopping.signal);
+  const relayStop = (): void => stopping.abort();
+  if (options.signal.aborted) stopping.abort();
+  else options.signal.addEventListener("abort", relayStop, { once: true });
+  closers.push(() => options.signal.removeEventListener("abort", relayStop));
   try {
     const logs = destinations.map((destination) => store.logs(destination));
     closers.push(...logs.map((log) => log.close));
@@ -70,7 +80,7 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         ratePerSecond: undefined,
         journal,
         deadLetter,
-        signal: options.signal,
+        signal: stopping.signal,
         graceMs: options.graceMs,
         onDeliveryEvent:
           options.onDeliveryEvent === undefined ? undefined : (job, event, request) => options.onDeliveryEvent?.(job, event, destination, request),
