@@ -125,7 +125,7 @@ class ServeInspector {
     const url = request.url ?? destination.targets[0]?.url.href ?? "";
     const result = await resendRequest(
       { method: destination.method, headers: {}, body: Buffer.from(request.body ?? body) },
-      { url, resignWith: destination.sharedSecret },
+      { url, resignWith: destination.sharedSecret, scheme: destination.scheme },
       this.env,
     ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
     this.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));

@@ -6,6 +6,7 @@ import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } f
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
 import { SIGNATURE_HEADER, signBody } from "./sign.js";
+import { SIGNING_SCHEMES, type SigningScheme, standardHeaders, standardKey, webhookIdOf } from "./standard-webhooks.js";
 
 /** One webhook URL and the static headers configured for it. */
 export interface WebhookTarget {
@@ -70,13 +71,15 @@ export interface DeliveryOptions {
   timeoutMs: number;
   userAgent: string;
   sharedSecret?: string | undefined;
+  /** How the secret signs: Segment's X-Signature (default), or Standard Webhooks' three headers. */
+  scheme?: SigningScheme | undefined;
   /** POST (default), PUT or PATCH. */
   method?: "POST" | "PUT" | "PATCH" | undefined;
   /** Follow redirects as Segment's Actions destinations do (core/redirect.ts); otherwise a 3xx is the answer. */
   followRedirects?: boolean | undefined;
   /**
    * What X-Signature is computed over, when not the body: the first event of an Actions batch,
-   * as Segment signs batches.
+   * as Segment signs batches. Standard Webhooks signs the body sent, whatever this says.
    */
   signedText?: string | undefined;
   /** A request without a body (a subscription whose data mapped to nothing) has no Content-Type, as actions-core's request client sends it. */
@@ -105,6 +108,24 @@ export function buildRequestHeaders(body: string | Uint8Array, userAgent: string
   if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
   return headers;
 }
+
+/** The signature headers of one attempt, made at its send time: none for Segment's scheme (its X-Signature is in buildRequestHeaders). */
+export type AttemptSigner = (nowMs: number) => Record<string, string>;
+
+/**
+ * Standard Webhooks' headers per attempt: the webhook-id stays the same for every attempt and
+ * the timestamp is the attempt's (spec/standard-webhooks.md: "Every time an attempt is retried the
+ * timestamp of the attempt is updated"), so a retry hours later is not refused as a replay.
+ */
+export function attemptSigner(scheme: SigningScheme | undefined, sharedSecret: string | undefined, body: string | Uint8Array): AttemptSigner | undefined {
+  if (scheme !== "standard" || sharedSecret === undefined) return undefined;
+  const id = webhookIdOf(body);
+  return (nowMs) => standardHeaders(sharedSecret, id, nowMs, body);
+}
+
+/** The secret buildRequestHeaders signs X-Signature with: none when the scheme is Standard Webhooks. */
+export const segmentSecret = (scheme: SigningScheme | undefined, sharedSecret: string | undefined): string | undefined =>
+  scheme === "standard" ? undefined : sharedSecret;
 
 /**
  * A URL's own headers over the request's, whatever the case of their names (a subscription's
@@ -142,11 +163,12 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
   // UTF-16, so the encoding has no choices to make).
-  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, options.sharedSecret, options.withoutContentType !== true);
+  const secret = segmentSecret(options.scheme, options.sharedSecret);
+  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, secret, options.withoutContentType !== true);
+  const request = { body, headers, sign: attemptSigner(options.scheme, options.sharedSecret, body) };
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
-  const targets =
-    only !== undefined ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(body, headers, options);
+  const targets = only !== undefined ? [await deliverToTarget(only, request, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(request, options);
   let delivered: TargetReport | undefined;
   let attempts = 0;
   for (const target of targets) {
@@ -178,6 +200,8 @@ function checkDelivery(body: string, options: DeliveryOptions): void {
   requireArgument(typeof transport?.post === "function", "options.transport", "an HttpTransport, with post()", transport);
   requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
   requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
+  requireArgument(options.scheme === undefined || SIGNING_SCHEMES.includes(options.scheme), "options.scheme", '"segment" or "standard"', options.scheme);
+  if (options.scheme === "standard" && options.sharedSecret !== undefined) standardKey(options.sharedSecret, "options.sharedSecret");
   requireArgument(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS, "options.timeoutMs", TIMEOUT_RANGE, timeoutMs);
 }
 
@@ -188,7 +212,7 @@ const TIMEOUT_RANGE = `a number from 1 to ${MAX_TIMER_MS}`;
  * Several URLs at once: the first 2xx cancels the others. (One URL needs none of this: the
  * caller's signal is enough, and replay saves an AbortController and its listeners per event.)
  */
-async function deliverToEach(body: string, headers: Record<string, string>, options: DeliveryOptions): Promise<TargetReport[]> {
+async function deliverToEach(request: OneRequest, options: DeliveryOptions): Promise<TargetReport[]> {
   const cancel = new AbortController();
   const outer = options.signal;
   const onOuterAbort = (): void => cancel.abort();
@@ -197,7 +221,7 @@ async function deliverToEach(body: string, headers: Record<string, string>, opti
   try {
     return await Promise.all(
       options.targets.map(async (target) => {
-        const report = await deliverToTarget(target, body, headers, options, cancel.signal);
+        const report = await deliverToTarget(target, request, options, cancel.signal);
         if (report.result === "delivered") cancel.abort();
         return report;
       }),
@@ -207,10 +231,16 @@ async function deliverToEach(body: string, headers: Record<string, string>, opti
   }
 }
 
+/** What every URL is sent: the body, its headers, and the signer of each attempt's own headers. */
+interface OneRequest {
+  body: string;
+  headers: Record<string, string>;
+  sign: AttemptSigner | undefined;
+}
+
 async function deliverToTarget(
   target: WebhookTarget,
-  body: string,
-  baseHeaders: Record<string, string>,
+  { body, headers: baseHeaders, sign }: OneRequest,
   options: DeliveryOptions,
   signal: AbortSignal,
 ): Promise<TargetReport> {
@@ -228,7 +258,7 @@ async function deliverToTarget(
     const request = {
       url: target.url,
       method: options.method ?? "POST",
-      headers: attempt === undefined ? headers : { ...headers, ...attempt.headers },
+      headers: attempt === undefined && sign === undefined ? headers : { ...headers, ...attempt?.headers, ...sign?.(sentAtMs) },
       body: attempt?.body ?? body,
     };
     const outcome = await postOnce(request, options, signal);

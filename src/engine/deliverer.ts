@@ -102,6 +102,7 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         timeoutMs: destination.timeoutMs,
         userAgent: destinationUserAgent(destination.mode),
         sharedSecret: destination.sharedSecret,
+        scheme: destination.scheme,
         method: destination.method,
         followRedirects: destination.mode === "actions",
         signedText: options.signedText,

@@ -88,7 +88,18 @@ describe("parseConfig: each problem as path: problem", () => {
   });
 
   it("owns exactly the seven headers wh sets", () => {
-    expect(OWNED_HEADERS).toEqual(["content-type", "content-length", "host", "transfer-encoding", "user-agent", "x-signature", "connection"]);
+    expect(OWNED_HEADERS).toEqual([
+      "content-type",
+      "content-length",
+      "host",
+      "transfer-encoding",
+      "user-agent",
+      "x-signature",
+      "webhook-id",
+      "webhook-timestamp",
+      "webhook-signature",
+      "connection",
+    ]);
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
+import { SIGNING_SCHEMES } from "../../core/standard-webhooks.js";
 import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
 import { sendSample } from "./samples-tables.js";
 import { flag, flagTable } from "./spec.js";
@@ -52,6 +53,15 @@ const maxFailures = flag({
 });
 const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what });
 export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
+
+const scheme = flag({
+  syntax: "--scheme <scheme>",
+  description: "how the secret signs: segment (X-Signature, default) or standard (Standard Webhooks: webhook-id, -timestamp, -signature; a whsec_ secret)",
+  parse: oneOf(SIGNING_SCHEMES),
+  resume: true,
+  config: "scheme",
+  complete: SIGNING_SCHEMES,
+});
 
 export const deliveryFlags = flagTable({
   url: flag({ syntax: "--url <url>", description: "webhook URL (repeatable, at most 5); replaces the config's URLs", repeatable: true, resume: "url" }),
@@ -108,6 +118,7 @@ export const deliveryFlags = flagTable({
     resume: true,
     config: "batchSize",
   }),
+  scheme,
   verbose,
   config,
 });
