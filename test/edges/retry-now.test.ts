@@ -31,7 +31,7 @@ describe("retry now's bookkeeping", () => {
       targets: [targetOf(url)],
       sharedSecret: "s3cret",
       secretOrigin: undefined,
-    scheme: "segment",
+      scheme: "segment",
       mode: "classic",
       method: "POST",
       batchSize: 1,

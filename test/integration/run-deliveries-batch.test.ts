@@ -39,7 +39,7 @@ describe("runDeliveries with a batch size (Actions batches)", () => {
       targets: [targetOf(receiver.url)],
       sharedSecret: SECRET,
       secretOrigin: undefined,
-    scheme: "segment",
+      scheme: "segment",
       mode: "actions",
       method: "POST",
       batchSize,
