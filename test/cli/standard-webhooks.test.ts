@@ -99,3 +99,52 @@ describe("wh send and wh replay --scheme standard", () => {
     expect(result.stdout).not.toMatch(/X-Signature/);
   });
 });
+
+describe("wh sign and wh verify --scheme standard", () => {
+  const body = '{"type":"track","event":"E","userId":"u1","messageId":"m-7"}';
+  const now = (): number => Math.floor(Date.now() / 1000);
+
+  it("wh sign prints what standardwebhooks signs for the same id, timestamp and body", async () => {
+    const result = await runInProcess(["sign", "--scheme", "standard", "--secret", SECRET, "--id", "msg_1", "--timestamp", "1674087231"], { input: body });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${new StandardWebhook(SECRET).sign("msg_1", new Date(1_674_087_231_000), body)}\n`);
+  });
+
+  it("wh verify accepts what svix signs, and refuses a tampered timestamp or id, or an old one", async () => {
+    const signedAt = now();
+    const signature = new SvixWebhook(SECRET).sign("msg_1", new Date(signedAt * 1000), body);
+    const verify = (id: string, timestamp: number) =>
+      runInProcess(["verify", "--scheme", "standard", "--secret", SECRET, "--id", id, "--timestamp", String(timestamp), "--signature", signature], {
+        input: body,
+      });
+    expect(await verify("msg_1", signedAt)).toMatchObject({ code: 0, stdout: "valid: a signature matches the id, timestamp and body\n" });
+    expect(await verify("msg_2", signedAt)).toMatchObject({ code: 1, stdout: "invalid: no signature matches the id, timestamp and body\n" });
+    expect(await verify("msg_1", signedAt - 1)).toMatchObject({ code: 1, stdout: "invalid: no signature matches the id, timestamp and body\n" });
+    const old = signedAt - 3600;
+    const oldSignature = new SvixWebhook(SECRET).sign("msg_1", new Date(old * 1000), body);
+    const args = ["verify", "--scheme", "standard", "--secret", SECRET, "--id", "msg_1", "--timestamp", String(old), "--signature", oldSignature];
+    expect((await runInProcess(args, { input: body })).stdout).toMatch(/^invalid: webhook-timestamp is older than the tolerance/);
+    expect(await runInProcess([...args, "--tolerance", "2h"], { input: body })).toMatchObject({ code: 0 });
+  });
+
+  it("wh verify --capture checks each record's headers against the time it was received", async () => {
+    const cwd = await makeTempDir();
+    const receivedAt = "2026-01-02T03:04:05.000Z";
+    const signedAt = Date.parse(receivedAt) / 1000 - 10;
+    const headers = {
+      "webhook-id": "m-7",
+      "webhook-timestamp": String(signedAt),
+      "webhook-signature": new StandardWebhook(SECRET).sign("m-7", new Date(signedAt * 1000), body),
+    };
+    const record = (over: Record<string, string>) => JSON.stringify({ receivedAt, method: "POST", path: "/hook", headers: { ...headers, ...over }, body });
+    await writeFile(join(cwd, "captured.ndjson"), `${record({})}\n${record({ "webhook-id": "m-8" })}\n`);
+    const result = await runInProcess(["--json", "verify", "--scheme", "standard", "--secret", SECRET, "--capture", "captured.ndjson"], { cwd });
+    expect(result.code).toBe(1);
+    expect(
+      result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).verdict),
+    ).toEqual(["valid", "invalid"]);
+  });
+});

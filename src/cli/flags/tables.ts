@@ -54,14 +54,15 @@ const maxFailures = flag({
 const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what });
 export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
 
-const scheme = flag({
+/** How the secret signs; a command that signs or checks one body takes it as a flag only. */
+const bodyScheme = flag({
   syntax: "--scheme <scheme>",
   description: "how the secret signs: segment (X-Signature, default) or standard (Standard Webhooks: webhook-id, -timestamp, -signature; a whsec_ secret)",
   parse: oneOf(SIGNING_SCHEMES),
-  resume: true,
-  config: "scheme",
   complete: SIGNING_SCHEMES,
 });
+/** The destination's scheme, `scheme` in the config. */
+export const scheme = flag({ ...bodyScheme, resume: true, config: "scheme" });
 
 export const deliveryFlags = flagTable({
   url: flag({ syntax: "--url <url>", description: "webhook URL (repeatable, at most 5); replaces the config's URLs", repeatable: true, resume: "url" }),
@@ -224,13 +225,39 @@ export const ingestFlags = flagTable({
   maxFailures,
 });
 
+const webhookId = (what: string) => flag({ syntax: "--id <id>", description: `scheme standard: the webhook-id ${what}` });
+const webhookTimestamp = (what: string) =>
+  flag({
+    syntax: "--timestamp <seconds>",
+    description: `scheme standard: the webhook-timestamp, whole seconds since the epoch ${what}`,
+    parse: wholeNumber(0, 1e12),
+  });
+/** How far a Standard Webhooks timestamp may be from now either way: the reference libraries' 5 minutes. */
+export const tolerance = flag({
+  syntax: "--tolerance <duration>",
+  description: "scheme standard: how far webhook-timestamp may be from now, either way (older: a replay)",
+  default: "5m",
+  parse: duration(),
+});
+
+export const signFlags = flagTable({
+  ...secretFlags,
+  scheme: bodyScheme,
+  id: webhookId("(default: the body's messageId, else msg_ and a hash of the body)"),
+  timestamp: webhookTimestamp("(default: now)"),
+});
+
 export const verifyFlags = flagTable({
   ...secretFlags,
-  signature: flag({ syntax: "--signature <hex>", description: "the X-Signature value to check" }),
-  explain: flag({ syntax: "--explain", description: "on a mismatch, say what most likely went wrong" }),
+  signature: flag({ syntax: "--signature <value>", description: "the X-Signature value to check (scheme standard: the webhook-signature header)" }),
+  scheme: bodyScheme,
+  id: webhookId("received"),
+  timestamp: webhookTimestamp("received"),
+  tolerance,
+  explain: flag({ syntax: "--explain", description: "on an X-Signature mismatch, say what most likely went wrong" }),
   capture: flag({
     syntax: "--capture <file>",
-    description: "check every request of a wh listen --out capture against its own X-Signature, as a table",
+    description: "check every request of a wh listen --out capture against its own signature headers, as a table",
     complete: "file",
   }),
 });

@@ -1,5 +1,5 @@
 import { listenFlags } from "../flags/server-tables.js";
-import { completionFlags, configShowFlags, configValidateFlags, secretFlags, verifyFlags } from "../flags/tables.js";
+import { completionFlags, configShowFlags, configValidateFlags, signFlags, verifyFlags } from "../flags/tables.js";
 import { command, examples } from "./command-spec.js";
 import { CONFIG_HELP } from "./help.js";
 
@@ -8,23 +8,29 @@ import { CONFIG_HELP } from "./help.js";
 export const sign = command({
   path: ["sign"],
   summary: "print the X-Signature of a body",
-  description: "Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes.",
+  description: "Print the X-Signature (hex HMAC-SHA1) of a body's exact bytes, or with --scheme standard its webhook-signature.",
   args: [{ syntax: "[file]", description: "the body; standard input when omitted or -" }],
-  flags: secretFlags,
-  help: examples("wh sign --secret-file secret.txt body.json", "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign"),
+  flags: signFlags,
+  help: examples(
+    "wh sign --secret-file secret.txt body.json",
+    "printf '%s' \"$BODY\" | WH_SHARED_SECRET=s3cret wh sign",
+    "wh sign --scheme standard --secret-file whsec.txt --id msg_1 --timestamp 1674087231 body.json",
+  ),
   run: async ({ args, flags, globals, io }) => (await import("../commands/sign.js")).runSign(args[0], flags, globals, io),
 });
 
 export const verify = command({
   path: ["verify"],
   summary: "check a body's X-Signature",
-  description: "Check a body's X-Signature. Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.",
+  description:
+    "Check a body's X-Signature (or with --scheme standard its webhook-signature). Exit 0 when it matches, 1 when it does not (or is malformed), 2 on bad usage.",
   args: [{ syntax: "[file]", description: "the body; standard input when omitted or -" }],
   flags: verifyFlags,
   help: examples(
     "cat body.json | wh verify --secret-file secret.txt --signature 8b3e…",
     'wh verify --signature "$SIG" --explain body.json   # secret from WH_SHARED_SECRET',
     "wh verify --capture captured.ndjson --secret-file secret.txt",
+    'wh verify --scheme standard --secret-file whsec.txt --id msg_1 --timestamp 1674087231 --signature "v1,K5oZ…" body.json',
   ),
   run: async ({ args, flags, globals, io }) => (await import("../commands/verify.js")).runVerify(args[0], flags, globals, io),
 });
