@@ -67,6 +67,7 @@ export type {
 } from "./receiver/verify-request.js";
 export { DEFAULT_MAX_BODY_BYTES } from "./receiver/options.js";
 export type { WebhookOptions } from "./receiver/options.js";
+export type { SigningScheme } from "./core/standard-webhooks.js";
 export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";
 export type { ExpressLikeRequest } from "./receiver/node.js";
 export { honoWebhook, nextWebhook, verifyFetchRequest } from "./receiver/fetch.js";
