@@ -9,6 +9,15 @@ import { parseJson, type ParsedJson } from "../core/message/parse-json.js";
 import { decideRoute, type EventMatch, type ListenRoute } from "../core/listen-routes.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
+import {
+  STANDARD_FAILURES,
+  type SigningScheme,
+  standardKey,
+  verifyStandard,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+} from "../core/standard-webhooks.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
 import { AppendFile } from "./append-file.js";
 
@@ -57,6 +66,9 @@ export interface ReceiverOptions {
   port?: number | undefined;
   /** When set, a request whose X-Signature does not match its raw bytes is answered 401. */
   secret?: string | undefined;
+  /** standard: the secret (whsec_) checks Standard Webhooks' three headers instead, the timestamp within `toleranceSeconds` (300) of its arrival. */
+  scheme?: SigningScheme | undefined;
+  toleranceSeconds?: number | undefined;
   /** The status for a request that passes the checks. Default 200. */
   status?: number | undefined;
   /** NDJSON file that every accepted request is appended to, as capture records (see core/capture). */
@@ -113,6 +125,7 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   requireArgument(isObject(options), "options", "an object", options);
   const given = options.port;
+  if (options.scheme === "standard" && options.secret !== undefined) standardKey(options.secret, "the secret");
   requireArgument(given === undefined || (Number.isInteger(given) && given >= 0 && given <= 65_535), "port", "a whole number from 0 to 65535", given);
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.
@@ -126,10 +139,11 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     const receivedAt = new Date();
     const method = request.method ?? "";
     const path = request.url ?? "";
-    const signature = checkSignature(options.secret, request.headers, body);
+    const { signature, reason } = checkSignature(options, request.headers, body, receivedAt.getTime());
     const parsed = parseJson(body.toString("utf8"));
     const json = parsed.ok ? parsed.value : undefined;
-    let [status, answer] = firstAnswer(method, signature, parsed, options.status ?? 200);
+    const signatureName = options.scheme === "standard" ? WEBHOOK_SIGNATURE_HEADER : SIGNATURE_HEADER;
+    let [status, answer] = firstAnswer(method, signature, signatureName, parsed, options.status ?? 200);
     let headers: Record<string, string> = { "content-type": "application/json" };
     const accepted = method === "POST" && status !== 401 && status !== 400;
     // A refused request is answered here whatever its event: the filter and routes judge only the accepted.
@@ -162,7 +176,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       body,
       json,
       signature,
-      reason: refused(signature) && options.secret !== undefined ? refusalReason(options.secret, body, signatureHeader(request.headers)) : undefined,
+      reason,
       status,
       answer: answerText,
       captured: wantsCapture && captureError === undefined,
@@ -195,9 +209,9 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 }
 
 /** The status and answer a request gets from its checks alone: 405, 401, 400, or `status`. */
-function firstAnswer(method: string, signature: SignatureCheck, parsed: ParsedJson, status: number): [number, unknown] {
+function firstAnswer(method: string, signature: SignatureCheck, signatureName: string, parsed: ParsedJson, status: number): [number, unknown] {
   if (method !== "POST") return [405, { error: "only POST is accepted" }];
-  if (refused(signature)) return [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
+  if (refused(signature)) return [401, { error: `${signature} ${signatureName}` }];
   if (!parsed.ok) return [400, { error: `the body is not JSON: ${parsed.error}` }];
   return [status, { ok: true }];
 }
@@ -230,12 +244,21 @@ function signatureHeader(headers: IncomingHttpHeaders): string | undefined {
   return typeof header === "string" ? header : undefined;
 }
 
-function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders, body: Buffer): SignatureCheck {
-  if (secret === undefined) return "unchecked";
+/** A request's verdict under the receiver's secret and scheme, and why a refused one was refused. */
+function checkSignature(options: ReceiverOptions, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): { signature: SignatureCheck; reason?: string } {
+  const { secret } = options;
+  if (secret === undefined) return { signature: "unchecked" };
+  if (options.scheme === "standard") {
+    const value = (name: string): string | undefined => (typeof headers[name] === "string" ? headers[name] : undefined);
+    const values = { id: value(WEBHOOK_ID_HEADER), timestamp: value(WEBHOOK_TIMESTAMP_HEADER), signature: value(WEBHOOK_SIGNATURE_HEADER) };
+    const verdict = verifyStandard(secret, values, body, { nowMs, toleranceSeconds: options.toleranceSeconds });
+    if (verdict.ok) return { signature: "valid" };
+    return { signature: verdict.reason === "missing-signature" ? "missing" : "invalid", reason: STANDARD_FAILURES[verdict.reason] };
+  }
   const header = signatureHeader(headers);
-  if (header === undefined) return "missing";
-  const verdict = verifyBody(secret, body, header);
-  return verdict.ok ? (verdict.kind === "batch" ? "valid-batch" : "valid") : "invalid";
+  const verdict = header === undefined ? undefined : verifyBody(secret, body, header);
+  if (verdict?.ok === true) return { signature: verdict.kind === "batch" ? "valid-batch" : "valid" };
+  return { signature: header === undefined ? "missing" : "invalid", reason: refusalReason(secret, body, header) };
 }
 
 /**

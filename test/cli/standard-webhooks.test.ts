@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { afterAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../helpers/in-process.js";
+import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "./run-wh.js";
+import { lines, makeTempDir, removeTempDirs } from "./run-wh.js";
 
 // Every surface of --scheme standard, its requests checked by the oracles (the standardwebhooks
 // and svix packages): what wh sends, each must verify.
@@ -146,5 +146,45 @@ describe("wh sign and wh verify --scheme standard", () => {
         .split("\n")
         .map((line) => JSON.parse(line).verdict),
     ).toEqual(["valid", "invalid"]);
+  });
+});
+
+describe("wh listen --scheme standard", () => {
+  it("accepts what wh send signs and what svix signs, refuses an old timestamp and a tampered id with the reason, and captures only the accepted", async () => {
+    const cwd = await makeTempDir();
+    const wh = await startInProcess(["listen", "--port", "0", "--json", "--secret", SECRET, "--scheme", "standard", "--out", "captured.ndjson"], { cwd });
+    const url = (JSON.parse(lines(await wh.waitForStdout((text) => text.includes("\n")))[0]!) as { listening: string }).listening;
+    const sent = await runInProcess(["send", "track", "--event", "E", "--user-id", "u1", "--url", url, "--secret", SECRET, "--scheme", "standard"]);
+    expect(sent.code).toBe(0);
+    const body = '{"type":"track","event":"E","userId":"u2"}';
+    const post = async (id: string, signedId: string, seconds: number) => {
+      const headers = {
+        "webhook-id": id,
+        "webhook-timestamp": String(seconds),
+        "webhook-signature": new SvixWebhook(SECRET).sign(signedId, new Date(seconds * 1000), body),
+      };
+      return (await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body })).status;
+    };
+    const seconds = Math.floor(Date.now() / 1000);
+    expect(await post("msg_1", "msg_1", seconds)).toBe(200);
+    expect(await post("msg_2", "msg_2", seconds - 301)).toBe(401);
+    expect(await post("msg_3", "msg_1", seconds)).toBe(401);
+    await wh.waitForStdout((text) => lines(text).length >= 5);
+    wh.child.kill("SIGINT");
+    expect((await wh.exited).code).toBe(0);
+    const records = lines(wh.stdout())
+      .slice(1)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map((record) => [record.signature, record.status])).toEqual([
+      ["valid", 200],
+      ["valid", 200],
+      ["invalid", 401],
+      ["invalid", 401],
+    ]);
+    expect(String(records[2]?.reason)).toMatch(/older than the tolerance/);
+    const verified = await runInProcess(["verify", "--scheme", "standard", "--secret", SECRET, "--capture", "captured.ndjson"], { cwd });
+    expect(verified.stdout).toMatch(/1 +POST.*valid\n2 +POST.*valid\n$/);
+    expect(verified).toMatchObject({ code: 0 });
+    expect(verified.stderr).toContain("2 of 2 records verified");
   });
 });

@@ -15,6 +15,7 @@ import type { CliIo, GlobalFlags } from "../io.js";
 import { listenFailure } from "../listen-address.js";
 import { earlierEntries, eventColumns } from "../listen-earlier.js";
 import { Output, summarizeMessage } from "../render.js";
+import type { SigningScheme } from "../../core/standard-webhooks.js";
 
 type ListenFlags = FlagValues<typeof listenFlags>;
 
@@ -35,6 +36,8 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
     host,
     port,
     secret,
+    scheme: flags.scheme,
+    toleranceSeconds: flags.tolerance / 1000,
     status,
     out,
     ...routing,
@@ -57,13 +60,13 @@ export async function runListen(flags: ListenFlags, globals: GlobalFlags, io: Cl
       resend: (id, request) => {
         if (id <= earlier.length)
           return Promise.resolve({ error: `captured before this wh listen started: wh replay ${flags.out} --message-id ID sends it again` });
-        return resendKept(id, kept.get(id), request, { secret, origin: receiver.url, env: io.env, inspector, output });
+        return resendKept(id, kept.get(id), request, { secret, scheme: flags.scheme, origin: receiver.url, env: io.env, inspector, output });
       },
     }).catch(listenFailure(0, host));
     for (const entry of earlier) inspector.add(entry);
   }
   output.log(
-    `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : "checking X-Signature"}; ${answering(routing, status)}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
+    `listening on ${receiver.url} (${secret === undefined ? "signatures not checked: no secret" : `checking ${flags.scheme === "standard" ? "Standard Webhooks signatures" : "X-Signature"}`}; ${answering(routing, status)}${flags.out === undefined ? "" : `; capturing to ${flags.out}`})`,
   );
   if (inspector !== undefined)
     output.log(`inspector: ${inspector.url}${earlier.length === 0 ? "" : ` (with the last ${earlier.length} requests of ${flags.out}, marked earlier)`}`);
@@ -89,17 +92,18 @@ async function resendKept(
   request: ResendRequest,
   {
     secret,
+    scheme,
     origin,
     env,
     inspector,
     output,
-  }: { secret: string | undefined; origin: string; env: CliIo["env"]; inspector: Inspector | undefined; output: Output },
+  }: { secret: string | undefined; scheme: SigningScheme | undefined; origin: string; env: CliIo["env"]; inspector: Inspector | undefined; output: Output },
 ): Promise<unknown> {
   if (original === undefined) return { error: "that request is no longer kept" };
   if (request.resign && secret === undefined) return { error: "no secret to sign with: start wh listen with --secret-file or WH_SHARED_SECRET" };
   const result = await resendRequest(
     request.body === undefined ? original : { ...original, body: Buffer.from(request.body) },
-    { url: request.url ?? new URL(original.path.unsafeRaw(), origin).href, resignWith: request.resign ? secret : undefined },
+    { url: request.url ?? new URL(original.path.unsafeRaw(), origin).href, resignWith: request.resign ? secret : undefined, scheme },
     env,
   ).catch((error: Error) => ({
     text: `resend failed: ${error.message}`,

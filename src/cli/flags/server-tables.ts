@@ -1,6 +1,6 @@
 import { hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
-import { concurrency, deliveryFlags, listenHost, subscriptions } from "./tables.js";
+import { bodyScheme, concurrency, deliveryFlags, listenHost, subscriptions, tolerance } from "./tables.js";
 
 /** The flags of the servers: wh listen, wh serve and its dead letters (see tables.ts). */
 
@@ -9,6 +9,8 @@ export const listenFlags = flagTable({
   host: listenHost,
   secretFile: flag({ syntax: "--secret-file <file>", description: "check X-Signature with the secret in FILE", complete: "file" }),
   secret: flag({ syntax: "--secret <secret>", description: "check X-Signature with this secret (WH_SHARED_SECRET works too)" }),
+  scheme: flag({ ...bodyScheme, description: "segment: check X-Signature (default); standard: Standard Webhooks' headers, with a whsec_ secret" }),
+  tolerance,
   status: flag({ syntax: "--status <code>", description: "status to answer accepted requests with", default: "200", parse: wholeNumber(100, 599) }),
   out: flag({
     syntax: "--out <file.ndjson>",

@@ -55,7 +55,7 @@ const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what }
 export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
 
 /** How the secret signs; a command that signs or checks one body takes it as a flag only. */
-const bodyScheme = flag({
+export const bodyScheme = flag({
   syntax: "--scheme <scheme>",
   description: "how the secret signs: segment (X-Signature, default) or standard (Standard Webhooks: webhook-id, -timestamp, -signature; a whsec_ secret)",
   parse: oneOf(SIGNING_SCHEMES),
