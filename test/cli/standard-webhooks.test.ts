@@ -2,7 +2,10 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
+import { createServer } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeWebhook } from "../../src/index.js";
+import { closeServer, serverUrl } from "../library/receiver-apps.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs } from "./run-wh.js";
@@ -186,5 +189,40 @@ describe("wh listen --scheme standard", () => {
     expect(verified.stdout).toMatch(/1 +POST.*valid\n2 +POST.*valid\n$/);
     expect(verified).toMatchObject({ code: 0 });
     expect(verified.stderr).toContain("2 of 2 records verified");
+  });
+});
+
+describe("wh check --scheme standard", () => {
+  /** A receiver verifying Standard Webhooks with wh's own adapter, its tolerance as given. */
+  async function receiver(toleranceSeconds: number) {
+    const server = createServer(nodeWebhook({ secret: SECRET, scheme: "standard", toleranceSeconds }, (_webhook, _request, response) => void response.end()));
+    server.listen(0, "127.0.0.1");
+    return { url: await serverUrl(server), close: () => closeServer(server) };
+  }
+
+  it("passes a receiver that checks the headers and the timestamp, the replayed request refused", async () => {
+    const app = await receiver(300);
+    try {
+      const result = await runInProcess(["check", app.url, "--scheme", "standard", "--secret", SECRET]);
+      expect(result.code).toBe(0);
+      for (const name of ["signature-wrong", "signature-missing", "signature-reserialized", "signature-body-changed", "signature-replayed"])
+        expect(result.stdout).toMatch(new RegExp(`✔ pass  ${name} +HTTP 401`));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("fails a receiver that takes a timestamp of any age, on signature-replayed alone", async () => {
+    const app = await receiver(86_400);
+    try {
+      const result = await runInProcess(["--json", "check", app.url, "--scheme", "standard", "--secret", SECRET]);
+      expect(result.code).toBe(1);
+      const failed = lines(result.stdout)
+        .map((line) => JSON.parse(line) as { case?: string; outcome?: string })
+        .filter((record) => record.outcome === "fail");
+      expect(failed.map((record) => record.case)).toEqual(["signature-replayed"]);
+    } finally {
+      await app.close();
+    }
   });
 });

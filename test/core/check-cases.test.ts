@@ -15,7 +15,9 @@ function settings(overrides: Partial<CheckSettings> = {}): CheckSettings {
   const now = new Date("2026-11-21T09:30:08.276Z");
   return {
     mode: "classic",
+    scheme: "segment",
     secret: SECRET,
+    nowMs: now.getTime(),
     userAgent: "wh/test",
     batchSize: 3,
     concurrency: 10,

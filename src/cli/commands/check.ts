@@ -13,6 +13,7 @@ import { buildCases } from "../../core/check/cases.js";
 import { summarize } from "../../core/check/grade.js";
 import { junitXml } from "../../core/check/junit.js";
 import { destinationTimeoutMs } from "../../core/deliver.js";
+import type { SigningScheme } from "../../core/standard-webhooks.js";
 import { OutputWriteError, UsageError } from "../../core/errors.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { runCheck as sendCases } from "../../engine/check/run-check.js";
@@ -38,16 +39,19 @@ export async function runCheck(urlText: string, flags: CheckFlags, globals: Glob
   const { routed, configSecret } = await checkSubscriptions(flags, io.cwd);
   const mode = routed === undefined ? (flags.mode ?? "classic") : "actions";
   if (flags.batchSize !== undefined && mode !== "actions") throw new UsageError("--batch-size: only the Actions destination sends batches: add --mode actions");
-  const names = chosenCases(flags.only?.flat(), flags.skip?.flat());
+  const names = chosenCases(flags.only?.flat(), flags.skip?.flat(), flags.scheme ?? "segment");
   const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? configSecret;
   const ca = flags.ca === undefined ? undefined : await readCaFiles(flags.ca, io.cwd);
+  const stamps = commandStamps(io);
   const settings = {
     mode,
+    scheme: flags.scheme ?? "segment",
     secret,
+    nowMs: stamps.now().getTime(),
     userAgent: destinationUserAgent(mode),
     batchSize: flags.batchSize ?? DEFAULT_BATCH_SIZE,
     concurrency: flags.concurrency,
-    stamps: commandStamps(io),
+    stamps,
   };
   const built = buildCases(names, settings);
   const cases = routed === undefined ? built : await routeCases(built, settings, routed);
@@ -123,9 +127,13 @@ function receiverUrl(text: string): URL {
   return url;
 }
 
-/** The cases --only and --skip leave, in their order; none left is a usage error. */
-function chosenCases(only: readonly CaseName[] | undefined, skip: readonly CaseName[] | undefined): Set<CaseName> {
-  const names = new Set<CaseName>(only ?? CASE_NAMES);
+/**
+ * The cases --only and --skip leave, in their order; none left is a usage error. A replay is
+ * only a case for Standard Webhooks (X-Signature has no timestamp): Segment's scheme runs it only
+ * when asked for (--only), to say why it is skipped.
+ */
+function chosenCases(only: readonly CaseName[] | undefined, skip: readonly CaseName[] | undefined, scheme: SigningScheme): Set<CaseName> {
+  const names = new Set<CaseName>(only ?? CASE_NAMES.filter((name) => scheme === "standard" || name !== "signature-replayed"));
   for (const name of skip ?? []) names.delete(name);
   if (names.size === 0) throw new UsageError("--only and --skip leave no case to run");
   return names;

@@ -2,12 +2,13 @@ import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
 import { CASE_NAMES } from "../../core/check/case-names.js";
 import { nameList, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
-import { deliveryFlags, secretFlags, subscriptions } from "./tables.js";
+import { bodyScheme, deliveryFlags, secretFlags, subscriptions } from "./tables.js";
 
 /** The flags of `wh check` (see tables.ts: declared once, as data). */
 export const checkFlags = flagTable({
   secretFile: secretFlags.secretFile,
   secret: secretFlags.secret,
+  scheme: flag({ ...bodyScheme, description: "segment: sign with X-Signature (default); standard: Standard Webhooks' headers, a whsec_ secret" }),
   mode: flag({
     syntax: "--mode <mode>",
     description: "classic: the seed's shapes (default); actions: Segment's Webhooks (Actions) destination, whole events and a batch",

@@ -1,10 +1,9 @@
 import { actionsBatch } from "../batch.js";
-import { buildRequestHeaders } from "../deliver.js";
 import { type DestinationMode, type MessageStamps, prepareMessage, type PreparedMessage } from "../message/prepare.js";
 import { MESSAGE_TYPES, type MessageType } from "../message/types.js";
-import { SIGNATURE_HEADER, signBody } from "../sign.js";
 import { REPARSED, WHOLE_BATCH } from "./advice.js";
 import { type CaseName, CASE_NAMES } from "./case-names.js";
+import { otherSecret, signatureHeaders, signed, type SigningSettings, type Tampering, tamperedRequest } from "./signing.js";
 import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeSample, TYPE_SAMPLES, UNICODE_SAMPLE } from "./samples.js";
 
 /**
@@ -14,12 +13,9 @@ import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeS
 
 export type Expectation = "accept" | "refuse";
 
-/** What the cases are built with. */
-export interface CheckSettings {
+/** What the cases are built with: the scheme, secret (absent: nothing signed, the signature cases skipped) and time they sign with, and: */
+export interface CheckSettings extends SigningSettings {
   mode: DestinationMode;
-  /** Absent: no request is signed, and the signature cases are skipped. */
-  secret: string | undefined;
-  userAgent: string;
   /** Events in the Actions batch. */
   batchSize: number;
   /** Requests of the burst in flight at once. */
@@ -114,11 +110,11 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
   "signature-wrong": {
     required: true,
     expect: "refuse",
-    sends: "a track whose X-Signature was made with another secret",
+    sends: "a track signed with another secret",
     passes: "a 4xx",
     acceptedMeans: "accepted a request signed with another secret: your receiver does not verify signatures",
     aboutSignatures: true,
-    build: (settings) => tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(`${secret}-not`, message.body) })),
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body, headers: sign(otherSecret(settings, secret), body) })),
   },
   "signature-missing": {
     required: true,
@@ -127,7 +123,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: "a 4xx",
     acceptedMeans: "accepted a request without X-Signature: your receiver lets unsigned requests through",
     aboutSignatures: true,
-    build: (settings) => tampered(settings, (message) => ({ body: message.body, signature: undefined })),
+    build: (settings) => tampered(settings, (body) => ({ body, headers: {} })),
   },
   "signature-reserialized": {
     required: true,
@@ -137,8 +133,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     acceptedMeans:
       "accepted a body whose X-Signature was computed over different bytes (the same JSON, spaced otherwise): your receiver does not verify the exact bytes it received",
     aboutSignatures: true,
-    build: (settings) =>
-      tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(secret, JSON.stringify(JSON.parse(message.body), null, 2)) })),
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body, headers: sign(secret, JSON.stringify(JSON.parse(body), null, 2)) })),
   },
   "signature-body-changed": {
     required: true,
@@ -147,8 +142,19 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: "a 4xx",
     acceptedMeans: "accepted a body changed after it was signed: your receiver does not compare the signature with the body it received",
     aboutSignatures: true,
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body: body.replace('"total":99.5', '"total":9950'), headers: sign(secret, body) })),
+  },
+  "signature-replayed": {
+    required: true,
+    expect: "refuse",
+    sends: "scheme standard: a track signed 10 minutes ago (webhook-timestamp past the usual 5-minute tolerance), as a replay comes",
+    passes: "a 4xx",
+    acceptedMeans: "accepted a request signed 10 minutes ago: your receiver does not hold webhook-timestamp to a tolerance, so requests can be replayed",
+    aboutSignatures: true,
     build: (settings) =>
-      tampered(settings, (message, secret) => ({ body: message.body.replace('"total":99.5', '"total":9950'), signature: signBody(secret, message.body) })),
+      settings.scheme === "standard"
+        ? tampered(settings, (body, _sign, secret) => ({ body, headers: signatureHeaders(settings, secret, body, body, settings.nowMs - 600_000) }))
+        : { requests: [], messageIds: [], skip: "Segment's X-Signature carries no timestamp (--scheme standard signs one)" },
   },
   // Segment's bodies are JSON.stringify's bytes (action-destinations' webhook signs
   // JSON.stringify(payload.data)): the required case sends those, and other encoders' escapes are
@@ -282,19 +288,8 @@ export function ids(message: PreparedMessage): string[] {
   return message.messageId === undefined ? [] : [message.messageId];
 }
 
-/** The request Segment would send: signed (when there is a secret) over `signedText`, the body unless a batch. */
-function signed(body: string, settings: CheckSettings, signedText = body): CheckRequest {
-  return { body, headers: buildRequestHeaders(signedText, settings.userAgent, settings.secret) };
-}
-
 /** A signed track with its body or signature tampered with (only built with a secret). */
-function tampered(
-  settings: CheckSettings,
-  change: (message: PreparedMessage, secret: string) => { body: string; signature: string | undefined },
-): Omit<BuiltCase, "definition"> {
+function tampered(settings: CheckSettings, change: Tampering): Omit<BuiltCase, "definition"> {
   const message = trackBody(settings);
-  const { body, signature } = change(message, settings.secret as string);
-  const headers = buildRequestHeaders(body, settings.userAgent, undefined);
-  if (signature !== undefined) headers[SIGNATURE_HEADER] = signature;
-  return { requests: [{ body, headers }], messageIds: ids(message) };
+  return { requests: [tamperedRequest(settings, message.body, change)], messageIds: ids(message) };
 }

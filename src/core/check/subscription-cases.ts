@@ -1,8 +1,9 @@
-import { buildRequestHeaders, withTargetHeaders } from "../deliver.js";
+import { withTargetHeaders } from "../deliver.js";
 import { describeUnmapped, planRequests, routeEvent, type SubscriptionRequest } from "../destination/route.js";
 import type { SubscriptionSet } from "../destination/subscriptions.js";
 import type { PreparedMessage } from "../message/prepare.js";
 import { MESSAGE_TYPES, type MessageType } from "../message/types.js";
+import { signedHeaders } from "./signing.js";
 import { batchMessages, type BuiltCase, type CheckRequest, type CheckSettings, ids, typeMessage } from "./cases.js";
 
 /**
@@ -46,7 +47,7 @@ async function routeRequests(messages: readonly PreparedMessage[], set: Subscrip
 /** The request as the destination sends it: its headers over the request client's, signed over the (first) data. */
 function checkRequest(request: SubscriptionRequest, settings: CheckSettings): CheckRequest {
   const signedBy = request.signedText === undefined ? undefined : settings.secret;
-  const base = buildRequestHeaders(request.signedText ?? request.body, settings.userAgent, signedBy, request.json);
+  const base = signedHeaders(request.body, { ...settings, secret: signedBy }, request.signedText ?? request.body, request.json);
   return { body: request.body, headers: withTargetHeaders(base, request.headers), method: request.method };
 }
 
