@@ -9,6 +9,7 @@ import { closeServer, serverUrl } from "../library/receiver-apps.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs } from "./run-wh.js";
+import { basic, eventually, post as postToServe, startServe } from "./serve-helpers.js";
 
 // Every surface of --scheme standard, its requests checked by the oracles (the standardwebhooks
 // and svix packages): what wh sends, each must verify.
@@ -223,6 +224,23 @@ describe("wh check --scheme standard", () => {
       expect(failed.map((record) => record.case)).toEqual(["signature-replayed"]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe("wh serve --scheme standard", () => {
+  it("delivers what it accepts signed with the three headers; a retry keeps the webhook-id and is signed again", async () => {
+    const hook = await started({ replies: [500, 200] });
+    const serve = await startServe(["--url", hook.url, "--scheme", "standard"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: SECRET } });
+    try {
+      const event = { type: "track", event: "Order Completed", userId: "u1", messageId: "m-serve" };
+      const answer = await postToServe(serve.url, "/v1/track", JSON.stringify(event), { "content-type": "application/json", authorization: basic("wk-std") });
+      expect(answer.status).toBe(200);
+      await eventually(() => hook.requests.length === 2, 10_000, "the retry");
+      expect(hook.requests.map((request) => request.headers["webhook-id"])).toEqual(["m-serve", "m-serve"]);
+      for (const request of hook.requests) expectStandardSigned(request);
+    } finally {
+      await serve.stop();
     }
   });
 });
