@@ -17,6 +17,7 @@ ${examples(
   "wh check http://127.0.0.1:3000/hook --secret-file secret.txt --junit report.xml   # in CI",
   "wh check https://hooks.example.com/segment --mode actions --batch-size 10 --json",
   "wh check http://127.0.0.1:3000/hook --only alias,unicode --dry-run",
+  "wh check http://127.0.0.1:3000/hook --scheme standard --secret-file whsec.txt   # Standard Webhooks",
 )}`,
   run: async ({ args, flags, globals, io }) => (await import("../commands/check.js")).runCheck(args[0] ?? "", flags, globals, io),
 });

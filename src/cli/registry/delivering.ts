@@ -19,6 +19,7 @@ export const send = command({
     "wh send delete --user-id u1                 # to every enabled source",
     "wh send page --data @page.json --json",
     'wh send --sample "Order Completed" --prop total=42 --user-id u1   # from the catalogue: wh samples',
+    "wh send track --event Signed-Up --user-id u1 --scheme standard --secret-file whsec.txt   # Standard Webhooks",
   )}`,
   run: async ({ args, flags, globals, io }) => (await import("../commands/send.js")).runSend(args[0], flags, globals, io),
 });

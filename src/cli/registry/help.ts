@@ -43,6 +43,7 @@ export const REPLAY_HELP = `${RETRY_HELP}
     "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
     "wh replay captured.ndjson --dry-run | less",
     "wh replay captured.ndjson --message-id 4f1c2a9e-…   # resend one event",
+    "wh replay events.ndjson --scheme standard --secret-file whsec.txt   # Standard Webhooks headers",
     'wh replay events.ndjson --shard "$JOB_COMPLETION_INDEX/4"   # one of 4 machines',
   )}`;
 
@@ -64,7 +65,7 @@ a full spool or disk is answered 503 with Retry-After, which Segment's SDKs retr
 and GET /metrics (Prometheus) tell how it goes; POST /retry retries waiting deliveries now
 (refused with 403 when it carries an Origin header: not from a web page). Ctrl-C stops accepting, lets deliveries in flight
 finish for up to 5 s, and keeps the rest in the spool for the next start.
-${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json")}`;
+${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json", "wh serve --url https://example.com/hook --scheme standard --secret-file whsec.txt")}`;
 
 /** The help of `wh audience sync` and `wh traits sync`. */
 export function syncHelp(what: string, example: string): string {

@@ -38,10 +38,11 @@ export const verify = command({
 export const listen = command({
   path: ["listen"],
   summary: "run a local receiver that verifies, prints and captures events",
-  description: "Run a local receiver that verifies X-Signature, prints each event and can capture them to NDJSON.",
+  description: "Run a local receiver that verifies X-Signature (or Standard Webhooks), prints each event and can capture them to NDJSON.",
   flags: listenFlags,
   help: examples(
     "wh listen --port 4000 --secret-file secret.txt --out captured.ndjson",
+    "wh listen --scheme standard --secret-file whsec.txt --tolerance 10m   # Standard Webhooks",
     "wh listen --status 503   # watch wh retry",
     "wh listen --secret-file secret.txt --forward-to http://localhost:3000/webhooks --ui",
     "wh listen --ui --out captured.ndjson   # the page starts with what captured.ndjson holds",
