@@ -12,7 +12,7 @@ import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
 import {
   STANDARD_FAILURES,
   type SigningScheme,
-  standardKey,
+  standardKeys,
   verifyStandard,
   WEBHOOK_ID_HEADER,
   WEBHOOK_SIGNATURE_HEADER,
@@ -125,7 +125,7 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   requireArgument(isObject(options), "options", "an object", options);
   const given = options.port;
-  if (options.scheme === "standard" && options.secret !== undefined) standardKey(options.secret, "the secret");
+  if (options.scheme === "standard" && options.secret !== undefined) standardKeys(options.secret, "the secret");
   requireArgument(given === undefined || (Number.isInteger(given) && given >= 0 && given <= 65_535), "port", "a whole number from 0 to 65535", given);
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.

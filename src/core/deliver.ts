@@ -6,7 +6,7 @@ import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } f
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
 import { SIGNATURE_HEADER, signBody } from "./sign.js";
-import { SIGNING_SCHEMES, type SigningScheme, standardHeaders, standardKey, webhookIdOf } from "./standard-webhooks.js";
+import { SIGNING_SCHEMES, type SigningScheme, standardHeaders, standardKeys, webhookIdOf } from "./standard-webhooks.js";
 
 /** One webhook URL and the static headers configured for it. */
 export interface WebhookTarget {
@@ -201,7 +201,7 @@ function checkDelivery(body: string, options: DeliveryOptions): void {
   requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
   requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
   requireArgument(options.scheme === undefined || SIGNING_SCHEMES.includes(options.scheme), "options.scheme", '"segment" or "standard"', options.scheme);
-  if (options.scheme === "standard" && options.sharedSecret !== undefined) standardKey(options.sharedSecret, "options.sharedSecret");
+  if (options.scheme === "standard" && options.sharedSecret !== undefined) standardKeys(options.sharedSecret, "options.sharedSecret");
   requireArgument(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS, "options.timeoutMs", TIMEOUT_RANGE, timeoutMs);
 }
 

@@ -23,20 +23,26 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 const SECRET_PREFIX = "whsec_";
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Why a string is not a Standard Webhooks secret, or undefined when it is one. */
+/**
+ * Why a string is not a Standard Webhooks secret, or undefined when it is one. During a key
+ * rotation it may hold several, space-separated (`whsec_new whsec_old`): each signs (the
+ * header lists every signature), and a signature by any of them verifies.
+ */
 export function standardSecretProblem(secret: string): string | undefined {
-  if (!secret.startsWith(SECRET_PREFIX)) return "a Standard Webhooks secret starts with whsec_ (then base64)";
-  const encoded = secret.slice(SECRET_PREFIX.length);
-  if (encoded === "" || !BASE64.test(encoded)) return "a Standard Webhooks secret is whsec_ followed by base64 (A-Z, a-z, 0-9, + and /, = padding)";
+  for (const each of secret.split(" ")) {
+    if (!each.startsWith(SECRET_PREFIX)) return "a Standard Webhooks secret starts with whsec_ (then base64)";
+    const encoded = each.slice(SECRET_PREFIX.length);
+    if (encoded === "" || !BASE64.test(encoded)) return "a Standard Webhooks secret is whsec_ followed by base64 (A-Z, a-z, 0-9, + and /, = padding)";
+  }
   return undefined;
 }
 
-/** The key bytes of a `whsec_` secret; a malformed one is refused (UsageError naming `setting`). */
-export function standardKey(secret: string, setting = "secret"): Buffer {
+/** The key bytes of each `whsec_` secret of `secret`; a malformed one is refused (UsageError naming `setting`). */
+export function standardKeys(secret: string, setting = "secret"): Buffer[] {
   requireArgument(typeof secret === "string", setting, "a string", secret);
   const problem = standardSecretProblem(secret);
   if (problem !== undefined) throw new UsageError(`${setting} is not a Standard Webhooks secret: ${problem}`);
-  return Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
+  return secret.split(" ").map((each) => Buffer.from(each.slice(SECRET_PREFIX.length), "base64"));
 }
 
 /**
@@ -75,12 +81,14 @@ function digest(key: Buffer, id: string, timestamp: number, body: string | Uint8
   return createHmac("sha256", key).update(`${id}.${timestamp}.`).update(body).digest();
 }
 
-/** `v1,<base64>`: one signature of the body, sent at `timestamp` (whole seconds since the epoch). */
+/** `v1,<base64>`: the body's signature by each secret, space-separated, sent at `timestamp` (whole seconds since the epoch). */
 export function signStandard(secret: string, id: string, timestamp: number, body: string | Uint8Array): string {
   requireArgument(isWebhookId(id), "id", "visible ASCII without '.', 1 to 256 characters", id);
   requireArgument(Number.isSafeInteger(timestamp) && timestamp >= 0, "timestamp", "whole seconds since the epoch", timestamp);
   requireArgument(isBody(body), "body", "a string or bytes", body);
-  return `v1,${digest(standardKey(secret), id, timestamp, body).toString("base64")}`;
+  return standardKeys(secret)
+    .map((key) => `v1,${digest(key, id, timestamp, body).toString("base64")}`)
+    .join(" ");
 }
 
 /** The three headers of one attempt, signed at `nowMs` (the attempt's own time, as the spec asks). */
@@ -114,11 +122,12 @@ const TIMESTAMP = /^\d{1,15}$/;
 /**
  * Verifies a request's three headers and raw body: the timestamp within the tolerance of `nowMs`
  * (a replay of an old request is refused, and so is one dated ahead), then any `v1` signature in
- * the space-delimited list matching in constant time (other versions, such as v1a, are skipped).
+ * the space-delimited list matching, in constant time, that of any of the secrets (other
+ * versions, such as v1a, are skipped).
  */
 export function verifyStandard(secret: string, headers: StandardHeaderValues, body: string | Uint8Array, check: StandardCheck): StandardVerdict {
   requireArgument(isBody(body), "body", "a string or bytes", body);
-  const key = standardKey(secret);
+  const keys = standardKeys(secret);
   const { id, timestamp, signature } = headers;
   if (id === undefined || timestamp === undefined || signature === undefined) return { ok: false, reason: "missing-signature" };
   if (!isWebhookId(id) || !TIMESTAMP.test(timestamp)) return { ok: false, reason: "malformed-signature" };
@@ -129,10 +138,12 @@ export function verifyStandard(secret: string, headers: StandardHeaderValues, bo
   if (seconds - nowSeconds > tolerance) return { ok: false, reason: "timestamp-too-new" };
   const candidates = v1Signatures(signature);
   if (candidates.length === 0) return { ok: false, reason: "malformed-signature" };
-  const expected = digest(key, id, seconds, body);
-  // Every candidate is compared, found or not: how many are tried says nothing of which matched.
+  // Every pair is compared, found or not: how many are tried says nothing of which matched.
   let matched = false;
-  for (const candidate of candidates) if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
+  for (const key of keys) {
+    const expected = digest(key, id, seconds, body);
+    for (const candidate of candidates) if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) matched = true;
+  }
   return matched ? { ok: true } : { ok: false, reason: "mismatch" };
 }
 

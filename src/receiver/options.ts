@@ -1,6 +1,6 @@
 import { UsageError } from "../core/errors.js";
 import { isJsonObject } from "../core/message/parse-json.js";
-import { DEFAULT_TOLERANCE_SECONDS, SIGNING_SCHEMES, type SigningScheme, standardKey } from "../core/standard-webhooks.js";
+import { DEFAULT_TOLERANCE_SECONDS, SIGNING_SCHEMES, type SigningScheme, standardKeys } from "../core/standard-webhooks.js";
 
 // What the receiver entry points are given, checked when they are called or made: from plain
 // JavaScript anything can arrive, and a wrong option must never become "accept everything", a
@@ -77,7 +77,7 @@ export function checkSigning(given: Record<string, unknown>): CheckedSigning {
   const secret = checkSecret(given.secret);
   const scheme = given.scheme ?? "segment";
   if (!SIGNING_SCHEMES.includes(scheme as SigningScheme)) throw new UsageError(`scheme must be "segment" or "standard" (got ${describeValue(scheme)})`);
-  if (scheme === "standard") standardKey(secret, "secret");
+  if (scheme === "standard") standardKeys(secret, "secret");
   const tolerance = given.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (typeof tolerance !== "number" || !Number.isFinite(tolerance) || tolerance < 0)
     throw new UsageError(`toleranceSeconds must be a number of seconds, 0 or more (got ${describeValue(given.toleranceSeconds)})`);

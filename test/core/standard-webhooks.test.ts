@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { describe, expect, it } from "vitest";
-import { signStandard, standardHeaders, standardKey, verifyStandard, webhookIdOf, type StandardHeaderValues } from "../../src/core/standard-webhooks.js";
+import { signStandard, standardHeaders, standardKeys, verifyStandard, webhookIdOf, type StandardHeaderValues } from "../../src/core/standard-webhooks.js";
 
 // The oracles: the Standard Webhooks reference library and Svix's SDK. What each signs, wh must
 // verify; what wh signs, each must verify.
@@ -58,6 +58,16 @@ describe("key rotation: several signatures in one header", () => {
     const both = `${signStandard(oldSecret, id, Number(now.timestamp), body)} ${now.signature}`;
     const wire = { "webhook-id": id, "webhook-timestamp": now.timestamp!, "webhook-signature": both };
     for (const [, make] of oracles) for (const key of [oldSecret, secret]) expect(() => make(key).verify(body, wire)).not.toThrow();
+  });
+
+  it("signs with each of several space-separated secrets, and verifies with any of them, both oracles agreeing", () => {
+    const signature = signStandard(`${secret} ${oldSecret}`, id, seconds, body);
+    expect(signature).toBe(rotated.split(" ").reverse().join(" "));
+    expect(verifyStandard(`${newSecret()} ${oldSecret}`, { id, timestamp: String(seconds), signature: rotated }, body, { nowMs })).toEqual({ ok: true });
+    const now = Math.floor(Date.now() / 1000);
+    const wire = { "webhook-id": id, "webhook-timestamp": String(now), "webhook-signature": signStandard(`${secret} ${oldSecret}`, id, now, body) };
+    for (const [, make] of oracles) for (const key of [oldSecret, secret]) expect(() => make(key).verify(body, wire)).not.toThrow();
+    expect(() => standardKeys(`${secret} plain`, "--secret")).toThrow(/starts with whsec_/);
   });
 
   it("refuses a third secret, and skips other versions (v1a) and junk entries", () => {
@@ -126,10 +136,10 @@ describe("tampering", () => {
 
 describe("secrets and ids", () => {
   it("refuses a secret that is not whsec_ and base64, naming the setting and never the secret", () => {
-    expect(() => standardKey("my-segment-secret", "--secret")).toThrow(/^--secret is not a Standard Webhooks secret: .*starts with whsec_/);
-    expect(() => standardKey("whsec_not base64!", "sharedSecret")).toThrow(/^sharedSecret is not a Standard Webhooks secret: .*base64/);
-    expect(() => standardKey("whsec_", "secret")).toThrow(/base64/);
-    expect(standardKey("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")).toHaveLength(24);
+    expect(() => standardKeys("my-segment-secret", "--secret")).toThrow(/^--secret is not a Standard Webhooks secret: .*starts with whsec_/);
+    expect(() => standardKeys("whsec_not base64!", "sharedSecret")).toThrow(/^sharedSecret is not a Standard Webhooks secret: .*base64/);
+    expect(() => standardKeys("whsec_", "secret")).toThrow(/base64/);
+    expect(standardKeys("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").map((key) => key.length)).toEqual([24]);
   });
 
   it("takes the event's messageId as webhook-id, else a hash of the body, the same every time", () => {
