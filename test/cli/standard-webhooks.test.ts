@@ -243,4 +243,21 @@ describe("wh serve --scheme standard", () => {
       await serve.stop();
     }
   });
+
+  it("with no webhook, its embedded receiver checks the Standard Webhooks headers of what it delivers", async () => {
+    const serve = await startServe(["--scheme", "standard"], { cwd: await makeTempDir(), env: { WH_SHARED_SECRET: undefined } });
+    try {
+      const event = { type: "track", event: "Order Completed", userId: "u1" };
+      expect(
+        (await postToServe(serve.url, "/v1/track", JSON.stringify(event), { "content-type": "application/json", authorization: basic("wk-std") })).status,
+      ).toBe(200);
+      const stdout = await serve.waitForStdout((text) => text.includes('"signature"'));
+      const received = lines(stdout)
+        .map((line) => JSON.parse(line) as { signature?: string; status?: number })
+        .find((record) => record.signature !== undefined);
+      expect(received).toMatchObject({ signature: "valid", status: 200 });
+    } finally {
+      await serve.stop();
+    }
+  });
 });

@@ -51,8 +51,11 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   let receiver: Receiver | undefined;
   let env = io.env;
   if (embedded) {
-    const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? randomBytes(24).toString("base64url");
-    receiver = await startReceiver({ secret, onRequest: (request) => printRequest(output, request) });
+    // The embedded receiver checks what the deliveries sign: a made-up secret fits the scheme.
+    const scheme = flags.scheme ?? config.scheme;
+    const madeUp = scheme === "standard" ? `whsec_${randomBytes(24).toString("base64")}` : randomBytes(24).toString("base64url");
+    const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? madeUp;
+    receiver = await startReceiver({ secret, scheme, onRequest: (request) => printRequest(output, request) });
     flags = { ...flags, url: [receiver.url], secret: undefined, secretFile: undefined };
     env = { ...io.env, WH_SHARED_SECRET: secret };
   }
