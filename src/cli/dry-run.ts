@@ -1,15 +1,8 @@
 import type { Destination } from "../config/resolve.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import { requestDestination } from "../engine/request-destination.js";
-import {
-  attemptSigner,
-  buildRequestHeaders,
-  describeOutcome,
-  segmentSecret,
-  type DeliveryEvent,
-  type WebhookTarget,
-  withTargetHeaders,
-} from "../core/deliver.js";
+import { describeOutcome, type DeliveryEvent, type WebhookTarget } from "../core/deliver.js";
+import { attemptSigner, buildRequestHeaders, segmentSecret, withTargetHeaders } from "../core/request-headers.js";
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildRequestHeaders, deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryOptions, type WebhookTarget } from "../../src/core/deliver.js";
+import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryOptions, type WebhookTarget } from "../../src/core/deliver.js";
+import { buildRequestHeaders } from "../../src/core/request-headers.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../src/core/retry-policy.js";
 import { signBody } from "../../src/core/sign.js";
 import { verifyStandard } from "../../src/core/standard-webhooks.js";

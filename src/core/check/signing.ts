@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { attemptSigner, buildRequestHeaders, segmentSecret } from "../deliver.js";
+import { attemptSigner, buildRequestHeaders, segmentSecret } from "../request-headers.js";
 import { SIGNATURE_HEADER, signBody } from "../sign.js";
 import { type SigningScheme, standardHeaders, webhookIdOf } from "../standard-webhooks.js";
 import type { CheckRequest } from "./cases.js";

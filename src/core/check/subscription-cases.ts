@@ -1,4 +1,4 @@
-import { withTargetHeaders } from "../deliver.js";
+import { withTargetHeaders } from "../request-headers.js";
 import { describeUnmapped, planRequests, routeEvent, type SubscriptionRequest } from "../destination/route.js";
 import type { SubscriptionSet } from "../destination/subscriptions.js";
 import type { PreparedMessage } from "../message/prepare.js";
