@@ -172,6 +172,8 @@ describe("wh check's typed cases", () => {
       batchSize: 3,
       concurrency: 1,
       stamps: { now: () => now, newId: () => "id-1" },
+      scheme: "segment",
+      nowMs: now.getTime(),
     } as const;
     const names = { identify: "Identify", track: "Order Completed", page: "Page", screen: "Screen", group: "Group", alias: "Alias" } as const;
     for (const [type, name] of Object.entries(names)) {
