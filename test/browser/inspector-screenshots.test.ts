@@ -6,7 +6,7 @@ import { hmacHex, ROOT } from "../cli/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
-// The README's pictures of the inspector (docs/inspector.png, docs/inspector-serve.png), taken
+// The pictures of the inspector in docs/listen.md (docs/inspector.png, docs/inspector-serve.png), taken
 // again only with WH_SCREENSHOT=1: a test run leaves the checkout as it was.
 
 const SECRET = "inspector-secret";

@@ -8,7 +8,7 @@ import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeS
 
 /**
  * The battery of `wh check`, as data: each case says what it sends, what passes, and whether a
- * failure fails the check (required) or only warns (advisory). The README's table lists them.
+ * failure fails the check (required) or only warns (advisory). docs/check.md's table lists them.
  */
 
 export type Expectation = "accept" | "refuse";
@@ -36,7 +36,7 @@ export interface CaseDefinition {
   readonly required: boolean;
   /** accept: 2xx within the time allowed; refuse: a 4xx. */
   readonly expect: Expectation;
-  /** For the README and --dry-run: what is sent, what passes. */
+  /** For docs/check.md and --dry-run: what is sent, what passes. */
   readonly sends: string;
   readonly passes: string;
   /** What it means when a receiver accepts a request it must refuse. */
