@@ -1,13 +1,17 @@
-import { GROUP, type QueueKeys, type RedisClient } from "./redis-connection.js";
+import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./redis-connection.js";
 import type { PartitionLeases } from "./redis-leases.js";
 
+/** A dead letter's fields, and the partition whose dead-letter stream it goes to. */
+type DeadLetterWrite = { partition: number; fields: Record<string, string> };
+
 /**
- * What ended since the last commit: the dead letters and the acks, written in one transaction
- * (the dead letters first), and kept and tried again while Redis is away.
+ * What ended since the last commit: the dead letters and the acks, written in one transaction per
+ * transaction group (see QueueKeys#group: a dead letter and its acknowledgement are of one
+ * partition, so always together), the dead letters first, and kept and tried again while Redis is away.
  */
 export class Commits {
   private readonly pendingAcks = new Map<number, string[]>();
-  private pendingDead: Record<string, string>[] = [];
+  private pendingDead: DeadLetterWrite[] = [];
   private committing: Promise<void> | undefined;
 
   constructor(
@@ -26,9 +30,9 @@ export class Commits {
     this.pendingAcks.set(partition, ids);
   }
 
-  /** The fields of a dead letter, written to the dead-letter stream before the acks of the same commit. */
-  deadLetter(fields: Record<string, string>): void {
-    this.pendingDead.push(fields);
+  /** The fields of a dead letter, written to its partition's dead-letter stream before the acks of the same commit. */
+  deadLetter(partition: number, fields: Record<string, string>): void {
+    this.pendingDead.push({ partition, fields });
   }
 
   /** The commit under way, if any. */
@@ -36,7 +40,7 @@ export class Commits {
     return this.committing;
   }
 
-  /** Writes dead letters and acks (one transaction); kept and tried again while Redis is away. */
+  /** Writes dead letters and acks (a transaction per group); kept and tried again while Redis is away. */
   commit(): Promise<void> {
     this.committing ??= (async () => {
       try {
@@ -45,12 +49,9 @@ export class Commits {
           const acks = new Map(this.pendingAcks);
           this.pendingDead = [];
           this.pendingAcks.clear();
-          try {
-            await this.write(dead, acks);
-          } catch (error) {
-            this.pendingDead.unshift(...dead);
-            for (const [partition, ids] of acks) this.pendingAcks.set(partition, [...ids, ...(this.pendingAcks.get(partition) ?? [])]);
-            this.onError(error as Error);
+          const failed = await this.write(dead, acks);
+          if (failed !== undefined) {
+            this.onError(failed);
             if (this.stopped()) return;
             await new Promise((resolve) => setTimeout(resolve, 500));
           }
@@ -62,9 +63,28 @@ export class Commits {
     return this.committing;
   }
 
-  private async write(dead: Record<string, string>[], acks: Map<number, string[]>): Promise<void> {
+  /** Writes each group in its transaction; what a failed one held is put back for the next try, and its error returned. */
+  private async write(dead: DeadLetterWrite[], acks: Map<number, string[]>): Promise<Error | undefined> {
+    const items = [...dead.map((letter) => ({ partition: letter.partition, letter })), ...[...acks].map(([partition, ids]) => ({ partition, ids }))];
+    const results = await Promise.allSettled(
+      byGroup(this.keys, items, (item) => item.partition).map(async (group) => {
+        try {
+          await this.writeGroup(group);
+        } catch (error) {
+          this.pendingDead.unshift(...group.flatMap((item) => ("letter" in item ? [item.letter] : [])));
+          for (const item of group) if ("ids" in item) this.pendingAcks.set(item.partition, [...item.ids, ...(this.pendingAcks.get(item.partition) ?? [])]);
+          throw error;
+        }
+      }),
+    );
+    const failure = results.find((result) => result.status === "rejected");
+    return failure === undefined ? undefined : (failure.reason as Error);
+  }
+
+  private async writeGroup(group: ({ partition: number; letter: DeadLetterWrite } | { partition: number; ids: string[] })[]): Promise<void> {
     const multi = this.client.multi();
-    for (const fields of dead) multi.xAdd(this.keys.deadLetters, "*", fields);
+    for (const item of group) if ("letter" in item) multi.xAdd(this.keys.deadLetters(item.partition), "*", item.letter.fields);
+    const acks = group.flatMap((item) => ("ids" in item ? [[item.partition, item.ids] as const] : []));
     for (const [partition, ids] of acks) {
       multi.xAck(this.keys.stream(partition), GROUP, ids);
       multi.xDel(this.keys.stream(partition), ids);

@@ -1,6 +1,6 @@
 import type { QueueKeys, RedisClient } from "./redis-connection.js";
 
-/** Dead letters read (and replayed) at a time: list and replay hold one page, whatever the stream's length. */
+/** Dead letters read (and replayed) at a time, over all the dead-letter streams: list and replay hold about one page, whatever their length. */
 const PAGE = 1_000;
 
 /** A dead letter: why (the record), the entry as it was queued, and the partition it came from. */
@@ -11,36 +11,60 @@ export interface RedisDeadLetter {
   partition: number;
 }
 
+/** A dead-letter stream, and the partition of its letters when the stream says it (see QueueKeys#deadLetterStreams). */
+export type DeadLetterStream = { key: string; partition: number | undefined };
+
 /**
- * The dead-letter stream, oldest first, a page at a time (XRANGE … COUNT): those in it when the
+ * One dead-letter stream, oldest first, `count` at a time (XRANGE … COUNT): those in it when the
  * listing starts (one dead-lettered again meanwhile, perhaps just replayed, is not met again).
  * Fields another program wrote come back as empty text.
  */
-export async function* deadLetterPages(client: RedisClient, keys: QueueKeys): AsyncGenerator<RedisDeadLetter[]> {
-  const last = (await client.xRevRange(keys.deadLetters, "+", "-", { COUNT: 1 }))?.[0]?.id;
+async function* deadLetterPages(client: RedisClient, stream: DeadLetterStream, count: number): AsyncGenerator<RedisDeadLetter[]> {
+  const last = (await client.xRevRange(stream.key, "+", "-", { COUNT: 1 }))?.[0]?.id;
   if (last === undefined) return;
   for (let start = "-"; ; ) {
-    const entries = (await client.xRange(keys.deadLetters, start, last, { COUNT: PAGE })) ?? [];
+    const entries = (await client.xRange(stream.key, start, last, { COUNT: count })) ?? [];
     if (entries.length === 0) return;
     yield entries.map(({ id, message }) => ({
       id,
       record: String(message.record ?? ""),
       entry: String(message.entry ?? ""),
-      partition: Number(message.partition ?? 0) || 0,
+      partition: stream.partition ?? (Number(message.partition ?? 0) || 0),
     }));
     start = `(${(entries.at(-1) as { id: string }).id}`;
   }
 }
 
-/** The dead letters one at a time (see deadLetterPages). */
-export async function* listDeadLetters(client: RedisClient, keys: QueueKeys): AsyncGenerator<RedisDeadLetter> {
-  for await (const page of deadLetterPages(client, keys)) yield* page;
+/** Stream ids ("ms-seq") in time order. */
+function older(a: string, b: string): boolean {
+  const [aMs, aSeq] = a.split("-").map(Number) as [number, number];
+  const [bMs, bSeq] = b.split("-").map(Number) as [number, number];
+  return aMs < bMs || (aMs === bMs && aSeq < bSeq);
+}
+
+/** The dead letters of every stream, oldest first (by their ids, so across streams by the time each was written). */
+export async function* listDeadLetters(client: RedisClient, streams: readonly DeadLetterStream[]): AsyncGenerator<RedisDeadLetter> {
+  const count = Math.max(10, Math.ceil(PAGE / streams.length));
+  const heads = streams.map((stream) => ({ pages: deadLetterPages(client, stream, count), page: [] as RedisDeadLetter[] }));
+  const refill = async (head: (typeof heads)[number]): Promise<boolean> => {
+    if (head.page.length > 0) return true;
+    const next = await head.pages.next();
+    head.page = next.done === true ? [] : [...next.value];
+    return head.page.length > 0;
+  };
+  let live = (await Promise.all(heads.map(async (head) => ((await refill(head)) ? head : undefined)))).filter((head) => head !== undefined);
+  while (live.length > 0) {
+    const oldest = live.reduce((best, head) => (older((head.page[0] as RedisDeadLetter).id, (best.page[0] as RedisDeadLetter).id) ? head : best));
+    yield oldest.page.shift() as RedisDeadLetter;
+    if (!(await refill(oldest))) live = live.filter((head) => head !== oldest);
+  }
 }
 
 /**
- * Puts dead letters back into their partitions (and off the dead-letter stream), a page at a
- * time, each page in one transaction: one cut short has put back whole pages, none twice.
- * `entryOf` says what each is put back as (default: the entry as it was queued).
+ * Puts dead letters back into their partitions (and off their dead-letter stream), a page at a
+ * time, each page of a stream in one transaction (a stream's letters and their partitions share a
+ * slot): one cut short has put back whole pages, none twice. `entryOf` says what each is put back
+ * as (default: the entry as it was queued).
  */
 export async function replayDeadLetters(
   client: RedisClient,
@@ -51,16 +75,18 @@ export async function replayDeadLetters(
 ): Promise<number> {
   const wanted = ids === undefined ? undefined : new Set(ids);
   let replayed = 0;
-  for await (const page of deadLetterPages(client, keys)) {
-    const chosen = wanted === undefined ? page : page.filter((letter) => wanted.has(letter.id));
-    if (chosen.length === 0) continue;
-    const multi = client.multi();
-    for (const letter of chosen) {
-      multi.xAdd(keys.stream(letter.partition % partitions), "*", { r: entryOf(letter) });
-      multi.xDel(keys.deadLetters, letter.id);
+  for (const stream of keys.deadLetterStreams(partitions)) {
+    for await (const page of deadLetterPages(client, stream, PAGE)) {
+      const chosen = wanted === undefined ? page : page.filter((letter) => wanted.has(letter.id));
+      if (chosen.length === 0) continue;
+      const multi = client.multi();
+      for (const letter of chosen) {
+        multi.xAdd(keys.stream(letter.partition % partitions), "*", { r: entryOf(letter) });
+        multi.xDel(stream.key, letter.id);
+      }
+      await multi.exec();
+      replayed += chosen.length;
     }
-    await multi.exec();
-    replayed += chosen.length;
   }
   return replayed;
 }

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { UsageError } from "../core/errors.js";
 import { redactUrlText } from "../core/redact.js";
 import { Commits } from "./redis-commits.js";
-import { newClient, QueueKeys, type RedisClient } from "./redis-connection.js";
+import { byGroup, connectRedis, QueueKeys, type Redis, type RedisClient, redisFor, waitForReplicas } from "./redis-connection.js";
 import { listDeadLetters, replayDeadLetters, type RedisDeadLetter } from "./redis-dead-letters.js";
 import { PartitionLeases } from "./redis-leases.js";
 import { PartitionReader, type ForwardingHandlers, type QueuedEntry } from "./redis-reader.js";
@@ -12,6 +12,25 @@ import { PartitionReader, type ForwardingHandlers, type QueuedEntry } from "./re
 export class QueueUnavailable extends Error {}
 
 const DEFAULT_PARTITIONS = 64;
+
+/**
+ * Records the partition count and the key layout of a new queue (KEYS[1], its meta), and answers
+ * those of the queue: an existing queue keeps both, and one without a layout is of an earlier wh.
+ */
+const SETUP = `if redis.call("exists", KEYS[1]) == 0 then redis.call("hset", KEYS[1], "partitions", ARGV[1], "keys", "slots") end
+return redis.call("hmget", KEYS[1], "partitions", "keys")`;
+
+/** Acknowledgement after replication (--queue-wait-replicas): accepting answers 503 unless this many replicas have the events within `timeoutMs`. */
+export interface ReplicaWait {
+  replicas: number;
+  timeoutMs: number;
+}
+
+export interface QueueOptions {
+  partitions?: number | undefined;
+  prefix?: string;
+  wait?: ReplicaWait | undefined;
+}
 
 /**
  * `wh serve --queue redis://…`: accepted events in Redis Streams, one stream per partition (a
@@ -41,13 +60,20 @@ export class RedisQueue {
   private stopped = false;
   private handlers: ForwardingHandlers | undefined;
 
+  private readonly client: RedisClient;
+
   private constructor(
-    private readonly client: RedisClient,
+    private readonly redis: Redis,
+    /** Accepting's own connection: a WAIT holds it until the replicas answer, and nothing else waits behind it. */
+    private readonly accepting: Redis,
     private readonly connectUrl: string,
     readonly url: string,
     readonly partitions: number,
     private readonly keys: QueueKeys,
+    private readonly wait: ReplicaWait | undefined,
   ) {
+    const client = redis.client;
+    this.client = client;
     this.leases = new PartitionLeases(client, keys, this.consumer, partitions);
     this.commits = new Commits(
       client,
@@ -59,52 +85,87 @@ export class RedisQueue {
   }
 
   /**
-   * Connects, and reads (or records, for a new queue) the partition count: fixed for the life
-   * of a queue. A `partitions` that differs from the recorded one is a usage error.
+   * Connects (to a cluster when the server is a node of one), and reads (or records, for a new
+   * queue) the partition count: fixed for the life of a queue. A `partitions` that differs from
+   * the recorded one is a usage error.
    */
-  static async connect(url: string, options: { partitions?: number | undefined; prefix?: string }): Promise<RedisQueue> {
+  static async connect(url: string, options: QueueOptions): Promise<RedisQueue> {
     const shown = redactUrlText(url);
-    const client = newClient(url);
+    let redis: Redis;
     try {
-      await client.connect();
+      redis = await connectRedis(url);
     } catch (error) {
-      await client.destroy();
       throw new UsageError(`--queue ${shown}: cannot connect to Redis: ${(error as Error).message}`, { cause: error });
     }
-    const keys = new QueueKeys(options.prefix ?? "wh:serve");
+    const refuse = async (error: UsageError): Promise<never> => {
+      await redis.client.destroy();
+      throw error;
+    };
+    if (redis.cluster && !/^\/?0?$/.test(new URL(url).pathname))
+      await refuse(new UsageError(`--queue ${shown}: a Redis Cluster has database 0 only`, { hint: "leave the /database out of the URL" }));
+    const prefix = options.prefix ?? "wh:serve";
     let recorded: number;
+    let slots: boolean;
     try {
-      await client.hSetNX(keys.meta, "partitions", String(options.partitions ?? DEFAULT_PARTITIONS));
-      recorded = Number(await client.hGet(keys.meta, "partitions"));
+      const meta = new QueueKeys(prefix, true, redis.cluster).meta;
+      const [partitions, layout] = (await redis.client.eval(SETUP, { keys: [meta], arguments: [String(options.partitions ?? DEFAULT_PARTITIONS)] })) as [
+        string,
+        string | null,
+      ];
+      recorded = Number(partitions);
+      slots = layout === "slots";
     } catch (error) {
-      await client.destroy();
       // A password Redis refused, a database that does not exist, a replica that does not take writes.
-      throw new UsageError(`--queue ${shown}: Redis refused the queue's setup: ${(error as Error).message}`, { cause: error });
+      return refuse(new UsageError(`--queue ${shown}: Redis refused the queue's setup: ${(error as Error).message}`, { cause: error }));
     }
-    if (options.partitions !== undefined && options.partitions !== recorded) {
-      await client.destroy();
-      throw new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, {
-        hint: `leave --partitions out, or give --partitions ${recorded}`,
-      });
+    if (options.partitions !== undefined && options.partitions !== recorded)
+      await refuse(
+        new UsageError(`--partitions ${options.partitions}: the queue at ${shown} has ${recorded} partitions, fixed when it was created`, {
+          hint: `leave --partitions out, or give --partitions ${recorded}`,
+        }),
+      );
+    if (redis.cluster && !slots)
+      await refuse(new UsageError(`--queue ${shown}: the queue was made by an earlier wh, whose key names a Redis Cluster cannot hold`));
+    const accepting = redisFor(url, redis.cluster);
+    try {
+      await accepting.client.connect();
+    } catch (error) {
+      return refuse(new UsageError(`--queue ${shown}: cannot connect to Redis: ${(error as Error).message}`, { cause: error }));
     }
-    return new RedisQueue(client, url, shown, recorded, keys);
+    return new RedisQueue(redis, accepting, url, shown, recorded, new QueueKeys(prefix, slots, redis.cluster), options.wait);
   }
 
-  /** Adds records to their partitions' streams in one transaction; resolves once Redis has them all. */
+  /**
+   * Adds records to their partitions' streams, in one transaction per transaction group (all of
+   * them on one server, each partition's on a cluster), then waits for the replicas if asked;
+   * resolves once Redis has them all. A request refused after some groups were written has those
+   * stored: its retry adds them again (duplicates, never a loss).
+   */
   async append(entries: { partition: number; text: string }[]): Promise<void> {
+    const client = this.accepting.client;
+    const wait = this.wait;
+    let confirmed = true;
     try {
-      const multi = this.client.multi();
-      for (const entry of entries) multi.xAdd(this.keys.stream(entry.partition), "*", { r: entry.text });
-      await multi.exec();
+      await Promise.all(
+        byGroup(this.keys, entries, (entry) => entry.partition).map(async (group) => {
+          const multi = client.multi();
+          for (const entry of group) multi.xAdd(this.keys.stream(entry.partition), "*", { r: entry.text });
+          await multi.exec();
+          if (wait === undefined) return;
+          const key = this.keys.stream((group[0] as { partition: number }).partition);
+          if ((await waitForReplicas(this.accepting, key, wait.replicas, wait.timeoutMs)) < wait.replicas) confirmed = false;
+        }),
+      );
     } catch (error) {
       throw new QueueUnavailable(`Redis did not take the events: ${(error as Error).message}`, { cause: error });
     }
+    if (!confirmed) throw new QueueUnavailable(`Redis took the events but ${wait?.replicas} replica(s) did not confirm them within ${wait?.timeoutMs} ms`);
   }
 
   /** Starts taking partitions and reading them; `deliver` gets what to send, in order per partition. */
   startForwarding(handlers: ForwardingHandlers): void {
     this.handlers = handlers;
-    const client = newClient(this.connectUrl);
+    const { client } = redisFor(this.connectUrl, this.redis.cluster);
     this.leases.start((error) => handlers.onError?.(error));
     const reading = new PartitionReader(client, this.keys, this.consumer, this.leases, handlers, (entry, reason) => this.deadLetterUnreadable(entry, reason));
     this.reader = { client, reading };
@@ -127,7 +188,7 @@ export class RedisQueue {
 
   /** A dead letter, written to the dead-letter stream before the acks of the same commit. */
   deadLetter(record: string, entry: QueuedEntry): void {
-    this.commits.deadLetter({ record, entry: entry.text, partition: String(entry.partition) });
+    this.commits.deadLetter(entry.partition, { record, entry: entry.text, partition: String(entry.partition) });
   }
 
   /**
@@ -154,22 +215,18 @@ export class RedisQueue {
 
   /** Per partition: events not yet delivered (the group's lag plus those read and not acknowledged) and the lease owner. */
   async partitionStates(): Promise<{ partition: number; waiting: number; owner: string | null }[]> {
-    const multi = this.client.multi();
-    for (let partition = 0; partition < this.partitions; partition += 1) {
-      multi.xLen(this.keys.stream(partition));
-      multi.get(this.keys.lease(partition));
-    }
-    const replies = (await multi.exec()) as unknown[];
-    return Array.from({ length: this.partitions }, (_, partition) => ({
-      partition,
-      waiting: Number(replies[partition * 2]),
-      owner: (replies[partition * 2 + 1] as string | null) ?? null,
-    }));
+    // Sent together (node-redis pipelines the commands of one tick), each to its partition's master.
+    return Promise.all(
+      Array.from({ length: this.partitions }, async (_, partition) => {
+        const [waiting, owner] = await Promise.all([this.client.xLen(this.keys.stream(partition)), this.client.get(this.keys.lease(partition))]);
+        return { partition, waiting: Number(waiting), owner: owner ?? null };
+      }),
+    );
   }
 
-  /** The dead-letter stream, oldest first, read a page at a time; fields another program wrote come back as empty text. */
+  /** The dead letters, oldest first, read a page at a time; fields another program wrote come back as empty text. */
   listDeadLetters(): AsyncGenerator<RedisDeadLetter> {
-    return listDeadLetters(this.client, this.keys);
+    return listDeadLetters(this.client, this.keys.deadLetterStreams(this.partitions));
   }
 
   /** Puts dead letters back into their partitions (and off the dead-letter stream), a page at a time, each page in one transaction. */
@@ -190,6 +247,6 @@ export class RedisQueue {
 
   async close(): Promise<void> {
     if (this.handlers !== undefined && !this.stopped) await this.stopForwarding();
-    await this.client.destroy();
+    await Promise.all([this.client.destroy(), this.accepting.client.destroy()]);
   }
 }

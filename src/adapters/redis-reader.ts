@@ -1,8 +1,13 @@
-import { GROUP, type QueueKeys, type RedisClient } from "./redis-connection.js";
+import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./redis-connection.js";
 import type { PartitionLeases, Tenure } from "./redis-leases.js";
 
 /** How long a read of new events waits for some to come. */
 const BLOCK_MS = 500;
+/**
+ * On a cluster, reads do not block (a blocked read would hold the connection to its node, which
+ * every other partition of the node shares): when none brought anything, the next waits this long.
+ */
+const POLL_MS = 100;
 /** Delivered-but-not-ended entries above which reading waits. */
 const MAX_OUTSTANDING = 5_000;
 
@@ -67,8 +72,9 @@ export class PartitionReader {
           await pause(50);
           continue;
         }
-        const entries = await this.read(readable);
+        const { entries, waited } = await this.read(readable);
         if (entries.length > 0) this.handlers.deliver(entries);
+        else if (!waited) await pause(POLL_MS);
       } catch (error) {
         // Redis may have given us events whose answer was lost (a connection cut mid-read): they
         // are pending for us and would never come again with ">". Read every partition's pending
@@ -80,15 +86,32 @@ export class PartitionReader {
     }
   }
 
-  /** One XREADGROUP of the partitions' pending events (their history) if any have some, else of new ones. */
-  private async read(readable: [number, Tenure][]): Promise<QueuedEntry[]> {
+  /**
+   * One XREADGROUP per transaction group (one for all on a server, one per partition on a cluster)
+   * of the partitions' pending events (their history) if any have some, else of new ones.
+   */
+  private async read(readable: [number, Tenure][]): Promise<{ entries: QueuedEntry[]; waited: boolean }> {
     const history = readable.filter(([, tenure]) => tenure.history !== undefined);
     const asked = new Map(history.length > 0 ? history : readable);
-    const streams = [...asked].map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
+    const groups = byGroup(this.keys, asked, ([partition]) => partition);
+    const block = history.length === 0 && groups.length === 1;
     for (const tenure of asked.values()) tenure.reads += 1;
     try {
-      const reply = await this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT: 500, ...(history.length > 0 ? {} : { BLOCK: BLOCK_MS }) });
-      return this.received((reply ?? []) as StreamReply[], asked, history);
+      const replies = await Promise.all(
+        groups.map((group) => {
+          const streams = group.map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
+          return this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT: 500, ...(block ? { BLOCK: BLOCK_MS } : {}) });
+        }),
+      );
+      // A history read that brought nothing ends the history: the next read is not waited for either.
+      return {
+        entries: this.received(
+          replies.flatMap((reply) => (reply ?? []) as StreamReply[]),
+          asked,
+          history,
+        ),
+        waited: block || history.length > 0,
+      };
     } finally {
       for (const tenure of asked.values()) {
         tenure.reads -= 1;
@@ -101,8 +124,9 @@ export class PartitionReader {
   private received(reply: StreamReply[], asked: Map<number, Tenure>, history: [number, Tenure][]): QueuedEntry[] {
     const seen = new Set<number>();
     const entries: QueuedEntry[] = [];
+    const partitionOf = new Map([...asked.keys()].map((partition) => [this.keys.stream(partition), partition]));
     for (const stream of reply) {
-      const partition = Number(stream.name.slice(stream.name.lastIndexOf(":") + 1));
+      const partition = partitionOf.get(stream.name) ?? -1;
       const tenure = asked.get(partition);
       seen.add(partition);
       // Read for a lease that has ended meanwhile: left pending, for the partition's next owner.

@@ -3,6 +3,7 @@ import { formatIssues, formatPath } from "../core/message/schema.js";
 import { hostNameProblem } from "../core/host-name.js";
 import { queueUrlProblem } from "../core/queue-url.js";
 import { redactUrlText } from "../core/redact.js";
+import { parseDurationMs } from "../core/duration.js";
 import { safeParse } from "../core/schema-check.js";
 import { MAX_ACTIONS_BATCH_SIZE } from "../core/batch.js";
 import { nameSubscriptionIssues, subscriptionsSchema } from "../core/destination/subscriptions.js";
@@ -150,6 +151,20 @@ export const configSchema = z
           if (problem !== undefined) ctx.addIssue({ code: "custom", message: `${JSON.stringify(redactUrlText(text))}: ${problem}` });
         }),
       ),
+    ),
+    /** wh serve's acknowledgement after replication (--queue-wait-replicas, --queue-wait-timeout): see docs/serve.md. */
+    queueWait: z.optional(
+      z.strictObject({
+        replicas: z.int().check(z.minimum(1), z.maximum(16)),
+        timeout: z.optional(
+          z.string().check(
+            z.superRefine((text, ctx) => {
+              if (!((parseDurationMs(text) ?? 0) > 0))
+                ctx.addIssue({ code: "custom", message: `${JSON.stringify(text)}: expected a duration such as 500ms or 2s` });
+            }),
+          ),
+        ),
+      }),
     ),
     /** Names besides its own that wh serve's /health, /metrics and /retry answer (--allow-host). */
     allowHosts: z.optional(

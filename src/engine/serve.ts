@@ -15,6 +15,7 @@ import { createAccept, type AcceptedRequest, type Source } from "./serve/accept.
 import type { EventStore } from "./serve/event-store.js";
 import { startForwarding, type Forwarding } from "./serve/forwarders.js";
 import { ServeMetrics } from "./serve/metrics.js";
+import type { ReplicaWait } from "../adapters/redis-queue.js";
 import { RedisStore } from "./serve/redis-store.js";
 import { SpoolStore } from "./serve/spool-store.js";
 import { eventLabel, type JobMaker, type StoredEvent } from "./serve/stored-event.js";
@@ -51,7 +52,7 @@ export interface ServeOptions {
   /** A source's forwarding stopped (its dead-letter file or the spool could not be written). */
   onForwardingStopped?: (destination: Destination, error: OutputWriteError) => void;
   /** Redis Streams instead of the local spool: `redis://…`, and the partitions of a new queue. */
-  queue?: { url: string; partitions?: number | undefined } | undefined;
+  queue?: { url: string; partitions?: number | undefined; wait?: ReplicaWait | undefined } | undefined;
   /** accept: answer the tracking API only; forward: deliver only; both (the default). */
   role?: "accept" | "forward" | "both" | undefined;
   /** With Redis: dead letters also to this file (they always go to the dead-letter stream). */

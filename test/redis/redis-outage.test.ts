@@ -1,4 +1,5 @@
 import { createClient } from "redis";
+import { QueueKeys } from "../../src/adapters/redis-connection.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RedisQueue } from "../../src/adapters/redis-queue.js";
 import type { QueuedEntry } from "../../src/adapters/redis-reader.js";
@@ -91,7 +92,7 @@ async function leftOver(url: string, partitions: number): Promise<number> {
   try {
     let left = 0;
     for (let partition = 0; partition < partitions; partition += 1) {
-      const stream = `wh:serve:p:${partition}`;
+      const stream = new QueueKeys("wh:serve").stream(partition);
       if ((await client.exists(stream)) === 0) continue;
       left += (await client.xLen(stream)) + Number((await client.xPending(stream, "forwarders")).pending);
     }

@@ -1,6 +1,7 @@
 // In-process, but for the forwarder killed with kill -9, which spawns bin/wh.cjs (dist/).
 import { Analytics } from "@segment/analytics-node";
 import { createClient } from "redis";
+import { QueueKeys } from "../../src/adapters/redis-connection.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
@@ -261,19 +262,20 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       expect((await post(first.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
     const client = createClient({ url });
     await client.connect();
+    const keys = new QueueKeys("wh:serve");
     try {
       const waiting = async (): Promise<number[]> => {
         const counts: number[] = [];
         for (const partition of [0, 1]) {
-          const stream = `wh:serve:p:${partition}`;
+          const stream = keys.stream(partition);
           counts.push(await client.xLen(stream));
           counts.push((await client.exists(stream)) === 1 ? Number((await client.xPending(stream, "forwarders")).pending) : 0);
         }
         return counts;
       };
-      await expect
-        .poll(async () => (await client.xLen("wh:serve:dead-letters")) === 2 && (await waiting()).every((count) => count === 0), { timeout: 10_000 })
-        .toBe(true);
+      const deadLetters = async (): Promise<number> =>
+        (await Promise.all([0, 1].map((partition) => client.xLen(keys.deadLetters(partition))))).reduce((a, b) => a + b);
+      await expect.poll(async () => (await deadLetters()) === 2 && (await waiting()).every((count) => count === 0), { timeout: 10_000 }).toBe(true);
       await first.stop();
       const poisoned = (): number => signedBodies(hook.requests).filter((body) => body.event === "Poison").length;
       expect(poisoned()).toBe(2);

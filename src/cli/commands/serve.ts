@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { startReceiver, type Receiver } from "../../adapters/receiver.js";
+import type { ReplicaWait } from "../../adapters/redis-queue.js";
 import { loadConfig } from "../../config/load.js";
+import type { WhConfig } from "../../config/schema.js";
+import { parseDurationMs } from "../../core/duration.js";
 import { formatPath } from "../../core/message/schema.js";
 import { resolveDeliverySettings, type DeliverySettings, type Destination } from "../../config/resolve.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
@@ -23,6 +26,17 @@ import { printRequest } from "./listen.js";
 
 type ServeFlags = FlagValues<typeof serveFlags>;
 
+/** Replicas to wait for before a 200 (flags first, then the config's queueWait), or undefined. */
+function replicaWait(flags: ServeFlags, config: WhConfig): ReplicaWait | undefined {
+  const replicas = flags.queueWaitReplicas ?? config.queueWait?.replicas;
+  if (replicas === undefined) {
+    if (flags.queueWaitTimeout !== undefined) throw new UsageError("--queue-wait-timeout needs --queue-wait-replicas (or queueWait in the config)");
+    return undefined;
+  }
+  const configured = config.queueWait?.timeout;
+  return { replicas, timeoutMs: flags.queueWaitTimeout ?? (configured === undefined ? undefined : parseDurationMs(configured)) ?? 2_000 };
+}
+
 /** The write key printed for the embedded setup; with flat settings any key is accepted. */
 const LOCAL_WRITE_KEY = "wh-local";
 
@@ -37,8 +51,10 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
   const output = new Output(io, globals);
   const { config } = await loadConfig(io.cwd, flags.config);
   const queueUrl = flags.queue ?? config.queue;
-  if (queueUrl === undefined && (role !== "both" || partitions !== undefined || flags.deadLetter !== undefined)) {
-    const flag = role !== "both" ? "--role" : partitions !== undefined ? "--partitions" : "--dead-letter";
+  const wait = replicaWait(flags, config);
+  if (queueUrl === undefined && (role !== "both" || partitions !== undefined || flags.deadLetter !== undefined || wait !== undefined)) {
+    const flag =
+      role !== "both" ? "--role" : partitions !== undefined ? "--partitions" : flags.deadLetter !== undefined ? "--dead-letter" : "--queue-wait-replicas";
     throw new UsageError(`${flag} needs --queue redis://…: with the local spool one process accepts and forwards, and its dead letters are in --data-dir`);
   }
   // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
@@ -84,7 +100,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
       graceMs: io.timings?.graceMs,
       clock: commandClock(io),
       newId: commandIds(io),
-      queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions },
+      queue: queueUrl === undefined ? undefined : { url: queueUrl, partitions, wait },
       deadLetterPath: flags.deadLetter === undefined ? undefined : resolve(io.cwd, flags.deadLetter),
       role,
       ...serveCallbacks(run),

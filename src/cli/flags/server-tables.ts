@@ -1,4 +1,4 @@
-import { hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
+import { duration, hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
 import { bodyScheme, concurrency, deliveryFlags, listenHost, subscriptions, tolerance } from "./tables.js";
 
@@ -96,6 +96,17 @@ export const serveFlags = flagTable({
     description: "with --queue: accept, forward, or both (default)",
     parse: oneOf(["accept", "forward", "both"]),
     complete: ["accept", "forward", "both"],
+  }),
+  queueWaitReplicas: flag({
+    syntax: "--queue-wait-replicas <n>",
+    description:
+      "with --queue: answer 200 only once N replicas have the events (Redis WAIT), else 503 with Retry-After: an acknowledged event survives its master's failover (queueWait.replicas in the config)",
+    parse: wholeNumber(1, 16),
+  }),
+  queueWaitTimeout: flag({
+    syntax: "--queue-wait-timeout <duration>",
+    description: "with --queue-wait-replicas: how long to wait for the replicas before answering 503 (default 2s; queueWait.timeout in the config)",
+    parse: duration({ positive: true }),
   }),
   deadLetter: flag({
     syntax: "--dead-letter <file>",

@@ -1,5 +1,5 @@
 import { AppendFile } from "../../adapters/append-file.js";
-import { QueueUnavailable, RedisQueue } from "../../adapters/redis-queue.js";
+import { QueueUnavailable, RedisQueue, type ReplicaWait } from "../../adapters/redis-queue.js";
 import type { Destination } from "../../config/resolve.js";
 import type { Registry } from "../../core/prometheus.js";
 import { shardOfKey } from "../../core/shard.js";
@@ -13,6 +13,8 @@ export interface RedisStoreOptions {
   url: string;
   /** Of a new queue; an existing queue keeps its own. */
   partitions?: number | undefined;
+  /** Answer 200 only once this many replicas have the events (see ReplicaWait). */
+  wait?: ReplicaWait | undefined;
   /** Dead letters also to this file (they always go to the dead-letter stream). */
   deadLetterPath?: string | undefined;
   onWarning?: ((message: string) => void) | undefined;
@@ -39,7 +41,7 @@ export class RedisStore implements EventStore {
   }
 
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
-    return new RedisStore(await RedisQueue.connect(options.url, { partitions: options.partitions }), options);
+    return new RedisStore(await RedisQueue.connect(options.url, { partitions: options.partitions, wait: options.wait }), options);
   }
 
   async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
