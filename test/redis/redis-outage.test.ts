@@ -3,9 +3,10 @@ import { QueueKeys } from "../../src/adapters/redis-connection.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RedisQueue } from "../../src/adapters/redis-queue.js";
 import type { QueuedEntry } from "../../src/adapters/redis-reader.js";
-import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
+import { closedAfterEach } from "../helpers/recording-server.js";
 import { makeTempDir, removeTempDirs } from "../cli/run-wh.js";
-import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { eventually, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { orderedProducer, tally } from "./queue-traffic.js";
 import { redisAvailable, startProxy, startRedis, type TestProxy, type TestRedis } from "./redis-server.js";
 
 const receiver = closedAfterEach();
@@ -36,54 +37,6 @@ function freshDatabase(): number {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Posts `count` events of `users` users, 20 a request, one request at a time (so each user's
- * events are accepted in order), to the processes in turn; a refused or failed request is sent
- * again as an SDK does. `acknowledged` gets the messageIds answered 200 as they are.
- */
-async function orderedProducer(urls: readonly string[], count: number, users: number, acknowledged: string[]): Promise<void> {
-  for (let start = 0, turn = 0; start < count; start += 20, turn += 1) {
-    const batch = Array.from({ length: 20 }, (_, offset) => ({
-      type: "track",
-      userId: `u-${(start + offset) % users}`,
-      event: "Ordered",
-      messageId: `m-${start + offset}`,
-      properties: { index: start + offset },
-    }));
-    for (let attempt = 0; ; attempt += 1) {
-      const url = urls[(turn + attempt) % urls.length] as string;
-      const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0 }));
-      if (answer.status === 200) break;
-      await sleep(100);
-    }
-    acknowledged.push(...batch.map((event) => event.messageId));
-  }
-}
-
-/**
- * What the receiver got, read incrementally (the check runs often, in the receiver's process):
- * first arrivals, per-user order violations among them, and duplicates.
- */
-function tally(requests: RecordedRequest[]): () => { ids: Set<string>; violations: number; duplicates: number } {
-  const ids = new Set<string>();
-  const latest = new Map<string, number>();
-  let violations = 0;
-  let read = 0;
-  return () => {
-    for (const body of signedBodies(requests.slice(read))) {
-      const id = body.messageId as string;
-      if (ids.has(id)) continue;
-      ids.add(id);
-      const index = (body.properties as { index: number }).index;
-      const user = body.userId as string;
-      if (index < (latest.get(user) ?? -1)) violations += 1;
-      latest.set(user, Math.max(index, latest.get(user) ?? -1));
-    }
-    read = requests.length;
-    return { ids, violations, duplicates: read - ids.size };
-  };
-}
 
 /** Per partition: entries left in the stream, and entries read and not acknowledged. */
 async function leftOver(url: string, partitions: number): Promise<number> {

@@ -2,10 +2,11 @@
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { QueueKeys } from "../../src/adapters/redis-connection.js";
-import { inProcess } from "../helpers/in-process.js";
-import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "../cli/run-wh.js";
-import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { inProcess, runInProcess } from "../helpers/in-process.js";
+import { closedAfterEach } from "../helpers/recording-server.js";
+import { lines, makeTempDir, removeTempDirs } from "../cli/run-wh.js";
+import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { orderedProducer, tally } from "./queue-traffic.js";
 import { cli, clusterAvailable, startCluster, type TestCluster } from "./redis-cluster.js";
 
 const receiver = closedAfterEach();
@@ -38,24 +39,6 @@ function nodeUrl(index: number): string {
   return (cluster as TestCluster).nodes[index]?.url as string;
 }
 
-/** First arrivals by messageId, the duplicates, and each user's indexes in arrival order. */
-function arrivals(requests: RecordedRequest[]): { ids: Set<string>; duplicates: number; byUser: Map<string, number[]> } {
-  const ids = new Set<string>();
-  const byUser = new Map<string, number[]>();
-  let duplicates = 0;
-  for (const body of signedBodies(requests)) {
-    const id = body.messageId as string;
-    if (ids.has(id)) {
-      duplicates += 1;
-      continue;
-    }
-    ids.add(id);
-    const index = (body.properties as { index: number }).index;
-    byUser.set(body.userId as string, [...(byUser.get(body.userId as string) ?? []), index]);
-  }
-  return { ids, duplicates, byUser };
-}
-
 describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 masters, 3 replicas)", () => {
   it("any node of the cluster will do: a real analytics-node client's events of 300 users, each acknowledged one delivered once, each user's in order, the partitions spread over the three masters", async () => {
     const hook = await receiver();
@@ -77,13 +60,10 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     }
     await analytics.closeAndFlush({ timeout: 30_000 });
     expect(acknowledged.size).toBe(3_000);
-    // One request per event (classic mode): counted cheaply while waiting, checked once after.
-    await eventually(() => hook.requests.length >= acknowledged.size, 60_000, "as many deliveries as acknowledged events");
+    const seen = tally(hook.requests);
+    await eventually(() => [...acknowledged].every((id) => seen().ids.has(id)), 60_000, "every acknowledged event delivered");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const { ids, duplicates, byUser } = arrivals(hook.requests);
-    expect([...acknowledged].filter((id) => !ids.has(id))).toEqual([]);
-    expect(duplicates).toBe(0);
-    for (const [user, indexes] of byUser) expect(indexes, user).toEqual(indexes.map((_, index) => index));
+    expect(seen()).toMatchObject({ violations: 0, duplicates: 0 });
 
     // Each partition's keys share one slot, and the partitions' slots are on all three masters.
     const keys = new QueueKeys("wh:serve");
@@ -105,4 +85,81 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     );
     expect(owned.flat().sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, partition) => partition));
   }, 120_000);
+
+  it("dead letters of partitions on different masters: dead-letters list shows them oldest first, and replay delivers each once", async () => {
+    let healed = false;
+    const hook = await receiver({ replies: (request) => (!healed && request.body.toString().includes("Poison") ? 400 : 200) });
+    const wh = await serve(["--queue", nodeUrl(1), "--url", hook.url]);
+    const users = Array.from({ length: 8 }, (_, index) => `dl-user-${index}`);
+    for (const userId of users) {
+      const event = { userId, event: "Poison", properties: { index: 0 } };
+      expect((await post(wh.url, "/v1/track", JSON.stringify(event), { authorization: basic("wk") })).status).toBe(200);
+    }
+    const listed = async (): Promise<{ id: string; event: { userId: string } }[]> =>
+      lines((await runInProcess(["--json", "serve", "dead-letters", "list", "--queue", nodeUrl(2)])).stdout).map((line) => JSON.parse(line));
+    await expect.poll(async () => (await listed()).length, { timeout: 15_000 }).toBe(8);
+    const letters = await listed();
+    expect(letters.map((letter) => letter.event.userId).sort()).toEqual(users);
+    const times = letters.map((letter) => letter.id.split("-").map(Number) as [number, number]);
+    expect(times).toEqual([...times].sort(([a, x], [b, y]) => a - b || x - y));
+    healed = true;
+    expect((await runInProcess(["serve", "dead-letters", "replay", "--queue", nodeUrl(3)])).code).toBe(0);
+    const poisoned = (): number => signedBodies(hook.requests).filter((body) => body.event === "Poison").length;
+    await eventually(() => poisoned() === 16, 15_000, "the eight replayed events");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(poisoned()).toBe(16);
+    expect(await listed()).toEqual([]);
+  }, 60_000);
+
+  it("--queue-wait-replicas more than the cluster has: Redis takes the events but the request is answered 503 with Retry-After", async () => {
+    const hook = await receiver();
+    const wh = await serve(["--queue", nodeUrl(0), "--url", hook.url, "--queue-wait-replicas", "2", "--queue-wait-timeout", "300ms"]);
+    const answer = await post(wh.url, "/v1/track", JSON.stringify({ userId: "w-user", event: "Unconfirmed" }), { authorization: basic("wk") });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("5");
+    expect(JSON.stringify(answer.json)).toContain("2 replica(s) did not confirm them within 300 ms");
+  }, 30_000);
+
+  it("a master killed with kill -9 under load, with --queue-wait-replicas 1: its replica is promoted, it comes back as a replica, and every acknowledged event is delivered, each user's in order", async () => {
+    const live = cluster as TestCluster;
+    const hook = await receiver({ replies: () => ({ status: 200, delayMs: 5 }) });
+    const args = (node: number) => [
+      "--queue",
+      nodeUrl(node),
+      "--url",
+      hook.url,
+      "--concurrency",
+      "8",
+      "--queue-wait-replicas",
+      "1",
+      "--queue-wait-timeout",
+      "1s",
+    ];
+    const processes = [await serve(args(0)), await serve(args(1)), await serve(args(2))];
+    const acknowledged: string[] = [];
+    const producing = orderedProducer(
+      processes.map((process) => process.url),
+      6_000,
+      97,
+      acknowledged,
+    );
+    await eventually(() => acknowledged.length >= 1_500, 60_000, "1,500 events acknowledged before the kill");
+    const stream = new QueueKeys("wh:serve").stream(0);
+    const victim = await live.masterOf(stream);
+    live.kill(victim);
+    await expect.poll(async () => (await live.masterOf(stream).catch(() => victim)) !== victim, { timeout: 30_000, interval: 200 }).toBe(true);
+    await live.revive(victim);
+    await live.settled();
+    await expect.poll(async () => (await cli(victim, "role")).split("\n")[0], { timeout: 15_000 }).toBe("slave");
+    await producing;
+    const seen = tally(hook.requests);
+    const undelivered = (): number => acknowledged.filter((id) => !seen().ids.has(id)).length;
+    await eventually(() => undelivered() === 0, 90_000, "every acknowledged event delivered").catch(() => undefined);
+    expect(undelivered(), "acknowledged events never delivered").toBe(0);
+    const { violations, duplicates } = seen();
+    process.stdout.write(
+      `Master killed under load, --queue-wait-replicas 1: 0 of ${acknowledged.length} acknowledged events lost, ${duplicates} duplicate deliveries\n`,
+    );
+    expect(violations).toBe(0);
+  }, 180_000);
 });
