@@ -5,7 +5,13 @@ const PAGE = 1_000;
 
 /** A dead letter: why (the record), the entry as it was queued, and the partition it came from. */
 export interface RedisDeadLetter {
+  /**
+   * What names it to `--id`: its stream entry id, prefixed with the partition (`3:1732262400000-0`)
+   * where each partition has its dead-letter stream, as ids are unique within a stream only.
+   */
   id: string;
+  /** Its entry id in its dead-letter stream. */
+  streamId: string;
   record: string;
   entry: string;
   partition: number;
@@ -26,7 +32,8 @@ async function* deadLetterPages(client: RedisClient, stream: DeadLetterStream, c
     const entries = (await client.xRange(stream.key, start, last, { COUNT: count })) ?? [];
     if (entries.length === 0) return;
     yield entries.map(({ id, message }) => ({
-      id,
+      id: stream.partition === undefined ? id : `${stream.partition}:${id}`,
+      streamId: id,
       record: String(message.record ?? ""),
       entry: String(message.entry ?? ""),
       partition: stream.partition ?? (Number(message.partition ?? 0) || 0),
@@ -54,7 +61,7 @@ export async function* listDeadLetters(client: RedisClient, streams: readonly De
   };
   let live = (await Promise.all(heads.map(async (head) => ((await refill(head)) ? head : undefined)))).filter((head) => head !== undefined);
   while (live.length > 0) {
-    const oldest = live.reduce((best, head) => (older((head.page[0] as RedisDeadLetter).id, (best.page[0] as RedisDeadLetter).id) ? head : best));
+    const oldest = live.reduce((best, head) => (older((head.page[0] as RedisDeadLetter).streamId, (best.page[0] as RedisDeadLetter).streamId) ? head : best));
     yield oldest.page.shift() as RedisDeadLetter;
     if (!(await refill(oldest))) live = live.filter((head) => head !== oldest);
   }
@@ -82,7 +89,7 @@ export async function replayDeadLetters(
       const multi = client.multi();
       for (const letter of chosen) {
         multi.xAdd(keys.stream(letter.partition % partitions), "*", { r: entryOf(letter) });
-        multi.xDel(stream.key, letter.id);
+        multi.xDel(stream.key, letter.streamId);
       }
       await multi.exec();
       replayed += chosen.length;

@@ -88,7 +88,7 @@ const deadLettersReplay = command({
   help: examples(
     "wh serve dead-letters replay --data-dir .wh/serve --id 3f2a9c0d1e4b5a68",
     "wh serve dead-letters replay --queue redis://127.0.0.1:6379/0",
-    "wh serve dead-letters replay --id 1732262400000-0 --id 1732262400001-0",
+    "wh serve dead-letters replay --id 3:1732262400000-0 --id 5:1732262400001-0",
   ),
   run: async ({ flags, globals, io }) => (await import("../commands/serve-dead-letters.js")).runDeadLettersReplay(flags, globals, io),
 });
