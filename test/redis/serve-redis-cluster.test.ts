@@ -100,8 +100,14 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     await expect.poll(async () => (await listed()).length, { timeout: 15_000 }).toBe(8);
     const letters = await listed();
     expect(letters.map((letter) => letter.event.userId).sort()).toEqual(users);
-    const times = letters.map((letter) => letter.id.slice(letter.id.indexOf(":") + 1).split("-").map(Number) as [number, number]);
-      expect(letters.every((letter) => /^\d+:\d+-\d+$/.test(letter.id))).toBe(true);
+    const times = letters.map(
+      (letter) =>
+        letter.id
+          .slice(letter.id.indexOf(":") + 1)
+          .split("-")
+          .map(Number) as [number, number],
+    );
+    expect(letters.every((letter) => /^\d+:\d+-\d+$/.test(letter.id))).toBe(true);
     expect(times).toEqual([...times].sort(([a, x], [b, y]) => a - b || x - y));
     healed = true;
     expect((await runInProcess(["serve", "dead-letters", "replay", "--queue", nodeUrl(3)])).code).toBe(0);
