@@ -36,15 +36,17 @@ export function newClient(url: string) {
 /**
  * A Redis Cluster reached through one of its nodes: node-redis learns the slots' masters from it,
  * follows MOVED and ASK, and learns them again after a failover. Every node is reached with the
- * URL's user and password.
+ * URL's user, password and TLS.
  */
 function newClusterClient(url: string) {
   const { options, ready } = nodeOptions();
-  const { username, password } = new URL(url);
+  const { username, password, protocol } = new URL(url);
   const cluster = createCluster({
     rootNodes: [{ url }],
     defaults: {
       ...options,
+      // The nodes it learns of are reached as the one named: over TLS for rediss://.
+      socket: { ...options.socket, ...(protocol === "rediss:" ? { tls: true as const } : {}) },
       ...(username === "" ? {} : { username: decodeURIComponent(username) }),
       ...(password === "" ? {} : { password: decodeURIComponent(password) }),
     },
@@ -76,9 +78,9 @@ export function redisFor(url: string, cluster: boolean): Redis {
 /** Connects to the server the URL names and asks whether it is a node of a cluster; then connects as that says. */
 export async function connectRedis(url: string): Promise<Redis> {
   const probe = newClient(url);
-  await probe.connect();
   let info: string;
   try {
+    await probe.connect();
     info = await probe.info("cluster");
   } finally {
     await probe.destroy();
