@@ -41,6 +41,8 @@ export interface TestCluster {
   masters(): Promise<number[]>;
   /** kill -9 of one node (its files are kept). */
   kill(port: number): void;
+  /** Freezes one node with SIGSTOP for `ms` (connections stay open, commands wait unanswered), then SIGCONT. */
+  freeze(port: number, ms: number): Promise<void>;
   /** Starts a killed node again, on its port and files: a master that was replaced comes back as a replica. */
   revive(port: number): Promise<void>;
   /** Until every running node says cluster_state:ok. */
@@ -161,6 +163,11 @@ export async function startCluster(nodeTimeoutMs = 2_000): Promise<TestCluster> 
     },
     kill(port) {
       children.get(port)?.kill("SIGKILL");
+    },
+    async freeze(port, ms) {
+      children.get(port)?.kill("SIGSTOP");
+      await pause(ms);
+      children.get(port)?.kill("SIGCONT");
     },
     revive: launch,
     settled,

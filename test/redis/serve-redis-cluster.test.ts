@@ -127,27 +127,30 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     expect(JSON.stringify(answer.json)).toContain("2 replica(s) did not confirm them within 300 ms");
   }, 30_000);
 
+  const WAIT = ["--queue-wait-replicas", "1", "--queue-wait-timeout", "1s"];
+  /** Takes partition 0's master out: its replica is promoted meanwhile, and the old master comes back as a replica. */
+  const outages: Record<string, (victim: number) => Promise<void>> = {
+    "killed with kill -9": async (victim) => {
+      const live = cluster as TestCluster;
+      live.kill(victim);
+      const stream = new QueueKeys("wh:serve").stream(0);
+      await expect.poll(async () => (await live.masterOf(stream).catch(() => victim)) !== victim, { timeout: 30_000, interval: 200 }).toBe(true);
+      await live.revive(victim);
+    },
+    "frozen (SIGSTOP) for 20 s": (victim) => (cluster as TestCluster).freeze(victim, 20_000),
+  };
+
   // Without WAIT, Redis may answer a write its replica never got: the events lost are counted, not held to 0.
   it.each([
-    ["with --queue-wait-replicas 1", ["--queue-wait-replicas", "1", "--queue-wait-timeout", "1s"]],
-    ["without", []],
+    ["killed with kill -9", "with --queue-wait-replicas 1", WAIT],
+    ["killed with kill -9", "without --queue-wait-replicas", []],
+    ["frozen (SIGSTOP) for 20 s", "with --queue-wait-replicas 1", WAIT],
   ])(
-    "a master killed with kill -9 under load, %s: its replica is promoted, it comes back as a replica, and each user's events arrive in order",
-    async (how, wait) => {
+    "partition 0's master %s under load, %s: its replica is promoted, it comes back as a replica, each user's events arrive in order",
+    async (outage, how, wait) => {
       const live = cluster as TestCluster;
       const hook = await receiver({ replies: () => ({ status: 200, delayMs: 5 }) });
-      const args = (node: number) => [
-        "--queue",
-        nodeUrl(node),
-        "--url",
-        hook.url,
-        "--concurrency",
-        "8",
-        "--queue-wait-replicas",
-        "1",
-        "--queue-wait-timeout",
-        "1s",
-      ];
+      const args = (node: number) => ["--queue", nodeUrl(node), "--url", hook.url, "--concurrency", "8", ...wait];
       const processes = [await serve(args(0)), await serve(args(1)), await serve(args(2))];
       const acknowledged: string[] = [];
       const producing = orderedProducer(
@@ -156,22 +159,19 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
         97,
         acknowledged,
       );
-      await eventually(() => acknowledged.length >= 1_500, 60_000, "1,500 events acknowledged before the kill");
-      const stream = new QueueKeys("wh:serve").stream(0);
-      const victim = await live.masterOf(stream);
-      live.kill(victim);
-      await expect.poll(async () => (await live.masterOf(stream).catch(() => victim)) !== victim, { timeout: 30_000, interval: 200 }).toBe(true);
-      await live.revive(victim);
+      await eventually(() => acknowledged.length >= 1_500, 60_000, "1,500 events acknowledged before the outage");
+      const victim = await live.masterOf(new QueueKeys("wh:serve").stream(0));
+      await (outages[outage] as (victim: number) => Promise<void>)(victim);
       await live.settled();
       await expect.poll(async () => (await cli(victim, "role")).split("\n")[0], { timeout: 15_000 }).toBe("slave");
       await producing;
       const seen = tally(hook.requests);
       const undelivered = (): number => acknowledged.filter((id) => !seen().ids.has(id)).length;
-      // Without WAIT, what the killed master never passed on is lost for good: waited for less long.
+      // Without WAIT, what the master never passed on is lost for good: waited for less long.
       await eventually(() => undelivered() === 0, wait.length > 0 ? 90_000 : 30_000, "every acknowledged event delivered").catch(() => undefined);
       const { violations, duplicates } = seen();
       process.stdout.write(
-        `Master killed under load, ${how}: ${undelivered()} of ${acknowledged.length} acknowledged events lost, ${duplicates} duplicate deliveries\n`,
+        `Master ${outage} under load, ${how}: ${undelivered()} of ${acknowledged.length} acknowledged events lost, ${duplicates} duplicate deliveries\n`,
       );
       if (wait.length > 0) expect(undelivered(), "acknowledged events never delivered").toBe(0);
       expect(violations).toBe(0);
