@@ -39,10 +39,12 @@ export interface TestCluster {
   masterOf(key: string): Promise<number>;
   /** The ports of the masters now. */
   masters(): Promise<number[]>;
+  /** The port of a replica of the master on `port`. */
+  replicaOf(port: number): Promise<number>;
   /** kill -9 of one node (its files are kept). */
   kill(port: number): void;
-  /** Freezes one node with SIGSTOP for `ms` (connections stay open, commands wait unanswered), then SIGCONT. */
-  freeze(port: number, ms: number): Promise<void>;
+  /** SIGSTOP (connections stay open, commands wait unanswered) or SIGCONT to one node. */
+  signal(port: number, signal: "SIGSTOP" | "SIGCONT"): void;
   /** Starts a killed node again, on its port and files: a master that was replaced comes back as a replica. */
   revive(port: number): Promise<void>;
   /** Until every running node says cluster_state:ok. */
@@ -132,10 +134,13 @@ export async function startCluster(nodeTimeoutMs = 2_000): Promise<TestCluster> 
     }
   };
   /** CLUSTER SHARDS on a live node: each shard's slot ranges and its master's port. */
-  const shards = async (): Promise<{ slots: number[]; master: number }[]> => {
+  const clusterShards = async (): Promise<{ slots: number[]; nodes: { port: number; role: string; health: string }[] }[]> => {
     const live = ports.find((port) => children.get(port)?.exitCode === null && children.get(port)?.signalCode === null) as number;
-    const text = await cli(live, "--json", "cluster", "shards");
-    const parsed = JSON.parse(text) as { slots: number[]; nodes: { port: number; role: string; health: string }[] }[];
+    return JSON.parse(await cli(live, "--json", "cluster", "shards"));
+  };
+  const shardNodes = async () => (await clusterShards()).map((shard) => shard.nodes);
+  const shards = async (): Promise<{ slots: number[]; master: number }[]> => {
+    const parsed = await clusterShards();
     return parsed.map((shard) => ({
       slots: shard.slots,
       master: shard.nodes.find((node) => node.role === "master" && node.health === "online")?.port ?? 0,
@@ -164,10 +169,14 @@ export async function startCluster(nodeTimeoutMs = 2_000): Promise<TestCluster> 
     kill(port) {
       children.get(port)?.kill("SIGKILL");
     },
-    async freeze(port, ms) {
-      children.get(port)?.kill("SIGSTOP");
-      await pause(ms);
-      children.get(port)?.kill("SIGCONT");
+    signal(port, signal) {
+      children.get(port)?.kill(signal);
+    },
+    async replicaOf(port) {
+      const shard = (await shardNodes()).find((nodes) => nodes.some((node) => node.port === port && node.role === "master"));
+      const replica = shard?.find((node) => node.role === "replica");
+      if (replica === undefined) throw new Error(`no replica of ${port}`);
+      return replica.port;
     },
     revive: launch,
     settled,
