@@ -33,6 +33,13 @@ export function newClient(url: string) {
   return client;
 }
 
+/** The URL without its database (a cluster has database 0 only). */
+function withoutDatabase(url: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = "";
+  return parsed.href;
+}
+
 /**
  * A Redis Cluster reached through one of its nodes: node-redis learns the slots' masters from it,
  * follows MOVED and ASK, and learns them again after a failover. Every node is reached with the
@@ -42,7 +49,7 @@ function newClusterClient(url: string) {
   const { options, ready } = nodeOptions();
   const { username, password, protocol } = new URL(url);
   const cluster = createCluster({
-    rootNodes: [{ url }],
+    rootNodes: [{ url: withoutDatabase(url) }],
     defaults: {
       ...options,
       // The nodes it learns of are reached as the one named: over TLS for rediss://.
@@ -77,7 +84,8 @@ export function redisFor(url: string, cluster: boolean): Redis {
 
 /** Connects to the server the URL names and asks whether it is a node of a cluster; then connects as that says. */
 export async function connectRedis(url: string): Promise<Redis> {
-  const probe = newClient(url);
+  // A node of a cluster refuses SELECT: RedisQueue says so in its own words.
+  const probe = newClient(withoutDatabase(url));
   let info: string;
   try {
     await probe.connect();

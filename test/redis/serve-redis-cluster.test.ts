@@ -2,6 +2,7 @@
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { QueueKeys } from "../../src/adapters/redis-connection.js";
+import { RedisQueue } from "../../src/adapters/redis-queue.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs } from "../cli/run-wh.js";
@@ -117,6 +118,12 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     expect(poisoned()).toBe(16);
     expect(await listed()).toEqual([]);
   }, 60_000);
+
+  it("refuses, on a cluster, a database other than 0 and a queue made by an earlier wh (its key names span slots)", async () => {
+    await expect(RedisQueue.connect(`${nodeUrl(0)}/2`, { prefix: "wh:db" })).rejects.toThrow(/a Redis Cluster has database 0 only/);
+    await cli((cluster as TestCluster).nodes[0]?.port as number, "-c", "hset", "wh:earlier:meta", "partitions", "4");
+    await expect(RedisQueue.connect(nodeUrl(3), { prefix: "wh:earlier" })).rejects.toThrow(/made by an earlier wh/);
+  });
 
   it("--queue-wait-replicas more than the cluster has: Redis takes the events but the request is answered 503 with Retry-After", async () => {
     const hook = await receiver();
