@@ -72,11 +72,10 @@ export class RedisQueue {
     private readonly keys: QueueKeys,
     private readonly wait: ReplicaWait | undefined,
   ) {
-    const client = redis.client;
-    this.client = client;
-    this.leases = new PartitionLeases(client, keys, this.consumer, partitions);
+    this.client = redis.client;
+    this.leases = new PartitionLeases(this.client, keys, this.consumer, partitions);
     this.commits = new Commits(
-      client,
+      this.client,
       keys,
       this.leases,
       (error) => this.handlers?.onError?.(error),

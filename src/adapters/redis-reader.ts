@@ -4,8 +4,9 @@ import type { PartitionLeases, Tenure } from "./redis-leases.js";
 /** How long a read of new events waits for some to come. */
 const BLOCK_MS = 500;
 /**
- * On a cluster, reads do not block (a blocked read would hold the connection to its node, which
- * every other partition of the node shares): when none brought anything, the next waits this long.
+ * On a cluster, reads of several partitions do not block (each blocked read would hold the reading
+ * connection to its node, which the node's other partitions share, in turn): when none brought
+ * anything, the next waits this long.
  */
 const POLL_MS = 100;
 /** Delivered-but-not-ended entries above which reading waits. */
