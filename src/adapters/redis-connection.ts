@@ -1,4 +1,4 @@
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 
 /**
  * A client that fails a command at once while disconnected (accepting must answer 503, not wait)

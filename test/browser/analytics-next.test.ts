@@ -135,7 +135,7 @@ describe.skipIf(!available)("@segment/analytics-next in Chromium against wh serv
     expect(posts()[0]).toMatchObject({ retryCount: undefined, status: 503 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hook.requests.length).toBe(1);
-  }, 60_000);
+  });
 
   for (const store of ["spool", "redis"] as const) {
     it.skipIf(store === "redis" && !redisAvailable)(

@@ -73,7 +73,7 @@ describe.skipIf(!available || process.env.WH_SCREENSHOT !== "1")("the inspector'
       ["track", { userId: "user-17", event: "Signed Up" }],
     ];
     for (const [type, fields] of calls) expect(await post(`${api}/v1/${type}`, JSON.stringify(fields), { authorization })).toBe(200);
-    await expect.poll(() => page.locator("[data-testid=rows] .delivery.retrying").count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.locator("[data-testid=rows] .delivery.retrying").count()).toBe(1);
     await page.locator("[data-testid=rows] .delivery.retrying").click();
     await save(page, "inspector-serve.png");
   });

@@ -59,7 +59,7 @@ describe("@segment/analytics-node through a 503 from wh serve", () => {
     await analytics.closeAndFlush({ timeout: 20_000 });
     await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
     expect(signedBodies(hook.requests)).toEqual([expect.objectContaining({ event: "Kept At Last", messageId: "m-retried" })]);
-  }, 40_000);
+  });
 
   it.skipIf(!redisAvailable)(
     "retries the batch wh answered 503 while Redis was away and the event is delivered once",
