@@ -56,10 +56,11 @@ async function race(count: number): Promise<string[]> {
   // Every contender is spinning on the start file by then.
   await new Promise((resolve) => setTimeout(resolve, 400));
   await writeFile(start, "");
-  // Should no one take it (or no one lose), nobody waits for ever.
+  // Should no one take it (or no one lose), nobody waits for ever: well past how long the
+  // contenders take to start and race on a busy machine, within the test's budget.
   const timer = setTimeout(() => {
     for (const child of children) child.stdin.end();
-  });
+  }, 120_000);
   try {
     return await Promise.all(outputs);
   } finally {

@@ -36,7 +36,7 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
     ])
       expect((await post(first.url, "/v1/track", JSON.stringify({ userId, event }), { authorization: basic("wk") })).status).toBe(200);
     const deadLetterFile = join(dir, ".wh/serve/dead-letters.ndjson");
-    await eventually(() => bodies(hook, "Poison").length === 2 && bodies(hook, "Fine").length === 1, 10_000, "the deliveries");
+    await eventually(() => bodies(hook, "Poison").length === 2 && bodies(hook, "Fine").length === 1, "the deliveries");
     await expect.poll(async () => (await exists(deadLetterFile)) && (await readNdjson(deadLetterFile)).length === 2).toBe(true);
     const refused = bodies(hook, "Poison");
 
@@ -77,7 +77,7 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
 
     healed = true;
     await serve(["--url", hook.url], dir);
-    await eventually(() => bodies(hook, "Poison").length === 4, 10_000, "the replayed events");
+    await eventually(() => bodies(hook, "Poison").length === 4, "the replayed events");
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(bodies(hook, "Poison")).toEqual([...refused, ...refused].sort());
     expect(await listed(dir)).toEqual([]);
@@ -108,7 +108,7 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
 
     const hook = await receiver();
     await serve(["--url", hook.url, "--data-dir", "data"], dir);
-    await eventually(() => hook.requests.length === 2, 10_000, "the two events");
+    await eventually(() => hook.requests.length === 2, "the two events");
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(bodies(hook, "Again").map((body) => JSON.parse(body).messageId)).toEqual(["m-a", "m-b"]);
   });
@@ -135,7 +135,7 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
 
     healed = true;
     await serve([], dir);
-    await eventually(() => web.requests.length === 2, 10_000, "the replayed event");
+    await eventually(() => web.requests.length === 2, "the replayed event");
     expect(bodies(web, "Poison")).toHaveLength(2);
     expect(app.requests).toEqual([]);
   });

@@ -54,10 +54,10 @@ describe("@segment/analytics-node through a 503 from wh serve", () => {
     fill(join(disk.dir, "filler"));
     const analytics = new Analytics({ writeKey: "wk", host: wh.url, flushAt: 1, maxRetries: 10 });
     analytics.track({ userId: "u1", event: "Kept At Last", messageId: "m-retried" });
-    await eventually(answered503(wh), 10_000, "wh's 503");
+    await eventually(answered503(wh), "wh's 503");
     rmSync(join(disk.dir, "filler"));
     await analytics.closeAndFlush({ timeout: 20_000 });
-    await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
+    await eventually(() => hook.requests.length === 1, "the delivery");
     expect(signedBodies(hook.requests)).toEqual([expect.objectContaining({ event: "Kept At Last", messageId: "m-retried" })]);
   });
 
@@ -71,10 +71,10 @@ describe("@segment/analytics-node through a 503 from wh serve", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const analytics = new Analytics({ writeKey: "wk", host: wh.url, flushAt: 1, maxRetries: 10 });
       analytics.track({ userId: "u1", event: "Through Redis", messageId: "m-redis" });
-      await eventually(answered503(wh), 10_000, "wh's 503");
+      await eventually(answered503(wh), "wh's 503");
       await restarting;
       await analytics.closeAndFlush({ timeout: 30_000 });
-      await eventually(() => hook.requests.length === 1, 20_000, "the delivery");
+      await eventually(() => hook.requests.length === 1, "the delivery");
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(signedBodies(hook.requests)).toEqual([expect.objectContaining({ event: "Through Redis", messageId: "m-redis" })]);
     },

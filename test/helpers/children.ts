@@ -37,6 +37,36 @@ export async function killTracked(): Promise<void> {
   );
 }
 
+/**
+ * Once per worker: should the worker itself be stopped (vitest interrupted, a worker stopped at a
+ * timeout), its registered children are SIGKILLed on the way out, as no afterAll will run.
+ */
+export function killTrackedOnExit(): void {
+  const key = Symbol.for("wh.test.killTrackedOnExit");
+  const state = globalThis as { [key]?: true };
+  if (state[key]) return;
+  state[key] = true;
+  const killAll = () => {
+    for (const child of running) child.kill("SIGKILL");
+  };
+  process.on("exit", killAll);
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+  ] as const)
+    process.once(signal, () => {
+      killAll();
+      process.exit(code);
+    });
+  // An interrupted vitest (Ctrl-C) exits without stopping its forked workers: the worker sees the
+  // channel to it close.
+  process.once("disconnect", () => {
+    killAll();
+    process.exit();
+  });
+}
+
 export interface Survivor {
   pid: number;
   command: string;

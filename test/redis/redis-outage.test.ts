@@ -135,12 +135,12 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
         97,
         acknowledged,
       );
-      await eventually(() => acknowledged.length >= BEFORE_OUTAGE, 30_000, "the events before the outage accepted");
+      await eventually(() => acknowledged.length >= BEFORE_OUTAGE, "the events before the outage accepted");
       await outage();
       await producing;
       const seen = tally(hook.requests);
       const undelivered = (): number => acknowledged.filter((id) => !seen().ids.has(id)).length;
-      await eventually(() => undelivered() === 0, 90_000, "every acknowledged event delivered").catch(() => undefined);
+      await eventually(() => undelivered() === 0, "every acknowledged event delivered").catch(() => undefined);
       expect(undelivered(), "acknowledged events never delivered").toBe(0);
       await expect.poll(() => leftOver(url, PARTITIONS), { interval: 500 }).toBe(0);
       const { violations, duplicates } = seen();
@@ -169,7 +169,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
       a.startForwarding({ deliver: (entries) => got.a.push(...entries), outstanding: () => 0 });
       await a.append([{ partition: 0, text: "held" }]);
       // A reads the event and never ends it, as a delivery that is still going on.
-      await eventually(() => got.a.length === 1, 10_000, "A reading the event");
+      await eventually(() => got.a.length === 1, "A reading the event");
       const held = got.a[0] as QueuedEntry;
       b.startForwarding({
         deliver: (entries) => got.b.push(...entries.map((entry) => ({ entry, at: Date.now(), aOwned: a.ownedPartitions }))),
@@ -184,7 +184,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
       let cutAt = 0;
       held.lease.addEventListener("abort", () => (cutAt = Date.now()));
       fail(proxy);
-      await eventually(() => got.b.length === 1, 20_000, "B taking over the event");
+      await eventually(() => got.b.length === 1, "B taking over the event");
       const takeover = got.b[0] as (typeof got.b)[number];
       expect(takeover.entry.id).toBe(held.id);
       // A had given the partition up and cut its delivery before B started on it.

@@ -126,7 +126,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       await analytics.closeAndFlush({ timeout: 20_000 });
     })();
     const ordered = sequentialProducer(a.url, "seq", 600, 11);
-    await eventually(() => acknowledged.size >= 300, 20_000, "300 acknowledged events");
+    await eventually(() => acknowledged.size >= 300, "300 acknowledged events");
     c.child.kill("SIGKILL");
     await c.exited;
     await burst;
@@ -134,7 +134,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
 
     const seen = arrivals(hook.requests);
     const expected = [...acknowledged, ...accepted];
-    await eventually(() => expected.every((id) => seen().ids.has(id)), 40_000, "every accepted event delivered");
+    await eventually(() => expected.every((id) => seen().ids.has(id)), "every accepted event delivered");
     expectInOrder(seen().byUser, "seq-");
     // C's partitions come to belong to A and B once C's leases lapse and a tick of A or B takes
     // them: under load that can be after every event was delivered, so wait for it.
@@ -156,12 +156,12 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     const producing = sequentialProducer(wh.url, "r", 800, 7, progress, 5);
     const seen = arrivals(hook.requests);
     // The restart comes while the producer is still sending (it has 800 to send, 10 every 5 ms at most).
-    await eventually(() => seen().ids.size >= 50 && progress.length >= 100, 20_000, "the first deliveries");
+    await eventually(() => seen().ids.size >= 50 && progress.length >= 100, "the first deliveries");
     expect(progress.length).toBeLessThan(800);
     await redis.restart(1_500);
     const { accepted, refusals } = await producing;
     expect(refusals).toBeGreaterThan(0);
-    await eventually(() => accepted.every((id) => seen().ids.has(id)), 40_000, "every accepted event delivered");
+    await eventually(() => accepted.every((id) => seen().ids.has(id)), "every accepted event delivered");
     expectInOrder(seen().byUser, "r-");
     expect(wh.stderr()).toContain("Redis");
   });
@@ -175,7 +175,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     expect(refused).toMatchObject({ status: 404, json: { message: expect.stringContaining("--role forward") } });
     for (const event of ["One", "Two", "Three"])
       expect((await post(accepting.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
-    await eventually(() => hook.requests.length === 3, 15_000, "three deliveries");
+    await eventually(() => hook.requests.length === 3, "three deliveries");
     expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two", "Three"]);
     const owned = async (process: ServeProcess): Promise<number[]> =>
       ((await (await fetch(`${process.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned;
@@ -209,7 +209,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     expect(unknown.code).toBe(2);
     expect((await run(["serve", "dead-letters", "replay", "--queue", url])).code).toBe(0);
     // Two failed attempts, then the two replayed deliveries.
-    await eventually(() => signedBodies(hook.requests).filter((body) => body.event === "Poison").length === 4, 10_000, "the replayed events");
+    await eventually(() => signedBodies(hook.requests).filter((body) => body.event === "Poison").length === 4, "the replayed events");
     expect(await listed()).toEqual([]);
     expect(wh.stderr()).toContain("failed");
   });
@@ -243,7 +243,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       expect(poisoned()).toBe(2);
       healed = true;
       expect((await run(["serve", "dead-letters", "replay", "--queue", url])).code).toBe(0);
-      await eventually(() => poisoned() === 4, 10_000, "the two replayed events");
+      await eventually(() => poisoned() === 4, "the two replayed events");
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(poisoned()).toBe(4);
       expect(await waiting()).toEqual([0, 0, 0, 0]);
@@ -265,7 +265,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       const wh = await serve(["--queue", url, "--url", hook.url]);
       for (const event of ["One", "Two"])
         expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event }), { authorization: basic("wk") })).status).toBe(200);
-      await eventually(() => hook.requests.length >= 2, 10_000, "the two good events");
+      await eventually(() => hook.requests.length >= 2, "the two good events");
       expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["One", "Two"]);
       await expect.poll(async () => client.xLen("wh:serve:dead-letters")).toBe(2);
       // The last delivery's acknowledgement is written at the next commit.
@@ -297,7 +297,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
       .find((record) => record.inspector !== undefined)?.inspector as string;
     for (const user of ["u1", "u2"])
       expect((await post(wh.url, "/v1/track", JSON.stringify({ userId: user, event: "Paged" }), { authorization: basic("wk") })).status).toBe(200);
-    await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
+    await eventually(() => hook.requests.length === 2, "two deliveries");
     const controller = new AbortController();
     const response = await fetch(`${inspector}events`, { signal: controller.signal });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
