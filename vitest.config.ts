@@ -15,8 +15,12 @@ import { EXTRAS, extrasInstalled as installed } from "./scripts/test-extras.mjs"
 const extrasInstalled = installed();
 if (!extrasInstalled && process.env.WH_REQUIRE_SERVICES === "1")
   throw new Error(`WH_REQUIRE_SERVICES=1 but ${EXTRAS} is not installed (npm run test:install-extras)`);
-if (!extrasInstalled)
+// vitest evaluates this file once for itself and once per project: the line is said once.
+const said = Symbol.for("wh.extras-skipped");
+if (!extrasInstalled && !(said in globalThis)) {
+  Object.assign(globalThis, { [said]: true });
   process.stderr.write(`framework and oracle tests skipped (${EXTRAS}/*.test.ts): their packages are not installed (npm run test:install-extras)\n`);
+}
 const extras = (files: string) => (extrasInstalled ? [`${EXTRAS}/${files}`] : []);
 
 const HEAVY = [
