@@ -163,7 +163,6 @@ describe.skipIf(!available)("@segment/analytics-next in Chromium against wh serv
         expect(sent.filter((request) => request.method === "GET")).toEqual([{ method: "GET", retryCount: undefined, status: 200 }]);
         expect(errors).toEqual([]);
       },
-      60_000,
     );
   }
 });
