@@ -17,7 +17,7 @@ import { build } from "esbuild";
 const SRC = resolve("src");
 const MAIN = join(SRC, "cli/main.ts");
 const ERRORS = join(SRC, "core/errors.ts");
-// Kept external, loaded from node_modules: redis (`wh serve --redis` only), and Segment's engines
+// Kept external, loaded from node_modules: @redis/client (`wh serve --queue` only), and Segment's engines
 // (@segment/actions-core, @segment/destination-subscriptions: only with subscriptions, required by
 // adapters/segment-engines.ts, whose CommonJS builds load their own dependencies). A name is the
 // package itself, not its files. cosmiconfig is a file of its own (cosmiconfigFile).
