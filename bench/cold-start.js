@@ -8,6 +8,10 @@
 // `wh sign`), and bench/post-file.cjs, one that only signs and POSTs it with undici (under `wh send`).
 // `wh send --dry-run` is timed in a directory whose config has no filters and in one whose config
 // has one: the second loads @segment/tsub (its own file in the bundle), which the first must not pay for.
+// Each run's CPU (user + system, every thread) is taken too, by bench/cpu-at-exit.cjs preloaded in
+// every command alike, and printed beside the wall time. With BENCH_BASELINE=<dir>, a checkout of
+// another commit built there (`git worktree add /tmp/f60d674 f60d674`, node_modules, `npm run
+// build`), its `wh send` and `wh send --dry-run` take their turns in the same rounds.
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -40,24 +44,34 @@ const environments =
         [`without ${STARTUP_VARIABLES.join(", ")}`, clean],
       ];
 
+const CPU_AT_EXIT = fileURLToPath(new URL("./cpu-at-exit.cjs", import.meta.url));
+const BASELINE = process.env.BENCH_BASELINE;
+
+/** One run: its wall time and its CPU, in ms. */
 function timeOnce({ args, env, cwd = root }) {
   const started = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const result = spawnSync(process.execPath, ["--require", CPU_AT_EXIT, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0 && !(args.includes("verify") && result.status === 1)) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
-  return Number(process.hrtime.bigint() - started) / 1e6;
+  return { ms, cpu: Number(/^wh-bench-cpu-us (\d+)$/m.exec(result.stderr)?.[1]) / 1000 };
 }
 
 const median = (times) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)];
+const range = (times) => `${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)}`;
 
 /** The commands take turns in every round, so a change in the machine's load hits all of them alike. */
 function measure(commands) {
   // A few rounds first, not counted: right after a build the files are not yet in the page cache.
   for (let run = 0; run < 3; run += 1) for (const args of commands) timeOnce(args);
-  const times = commands.map(() => []);
+  const times = commands.map(() => ({ ms: [], cpu: [] }));
   for (let run = 0; run < RUNS; run += 1) {
-    for (const [index, args] of commands.entries()) times[index].push(timeOnce(args));
+    for (const [index, args] of commands.entries()) {
+      const { ms, cpu } = timeOnce(args);
+      times[index].ms.push(ms);
+      times[index].cpu.push(cpu);
+    }
   }
-  return times.map(median);
+  return times.map(({ ms, cpu }) => ({ ms: median(ms), cpu: median(cpu), cpuRange: range(cpu) }));
 }
 
 const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
@@ -79,17 +93,24 @@ try {
     ["wh send", send, 2],
     ["dry, plain", dryRun, "wh send --dry-run, a config without filters", noFilters],
     ["dry, filter", dryRun, "wh send --dry-run, a config with a drop filter: loads @segment/tsub", withFilters],
+    ...(BASELINE === undefined
+      ? []
+      : [
+          ["send, base", [join(BASELINE, "bin/wh.cjs"), ...send.slice(1)], `wh send built at ${BASELINE}`],
+          ["dry, base", [join(BASELINE, "bin/wh.cjs"), ...dryRun.slice(1)], `wh send --dry-run built at ${BASELINE}, a config without filters`, noFilters],
+        ]),
   ];
   const medians = measure(environments.flatMap(([, env]) => rows.map(([, args, , cwd]) => ({ args, env, cwd }))));
-  console.log(`Node ${process.version}, medians of ${RUNS} interleaved runs`);
+  console.log(`Node ${process.version}, medians of ${RUNS} interleaved runs: wall time, and CPU (user + system) with its range`);
   for (const [index, [name]] of environments.entries()) {
     if (name !== "") console.log(`${name}${name === "as inherited" ? ` (${STARTUP_VARIABLES.join(", ")} set)` : ""}:`);
     const [bare, ...commands] = medians.slice(index * rows.length, (index + 1) * rows.length);
-    console.log(`  ${"node -e 0:".padEnd(13)} ${bare.toFixed(1)} ms`);
-    commands.forEach((ms, command) => {
+    const cpu = ({ cpu, cpuRange }) => `CPU ${cpu.toFixed(1)} ms [${cpuRange}]`;
+    console.log(`  ${"node -e 0:".padEnd(13)} ${bare.ms.toFixed(1)} ms  ${cpu(bare)}`);
+    commands.forEach((figures, command) => {
       const [label, , target] = rows[command + 1];
       console.log(
-        `  ${`${label}:`.padEnd(13)} ${ms.toFixed(1)} ms  ratio ${(ms / bare).toFixed(2)} (${typeof target === "number" ? `target <= ${target}` : target})`,
+        `  ${`${label}:`.padEnd(13)} ${figures.ms.toFixed(1)} ms  ratio ${(figures.ms / bare.ms).toFixed(2)}  ${cpu(figures)} (${typeof target === "number" ? `target <= ${target}` : target})`,
       );
     });
   }

@@ -17,21 +17,29 @@ export function runWh(args, env = {}) {
   return runMeasured(["bin/wh.cjs", ...args], env);
 }
 
+/**
+ * wh as built in another checkout (`dir`, holding bin/wh.cjs and its dist/: another commit's
+ * build, for a side-by-side run), with Node flags of its own (`--cpu-prof`, …) before the script.
+ */
+export function runWhIn(dir, args, nodeFlags = []) {
+  return runMeasured([...nodeFlags, "bin/wh.cjs", ...args], {}, dir);
+}
+
 /** The bare undici loop of bench/undici-loop.js over FILE, CONCURRENCY at a time: the yardstick of what wh adds to undici. */
-export async function runUndiciLoop(file, url, concurrency) {
-  const run = await runMeasured([fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(concurrency)]);
+export async function runUndiciLoop(file, url, concurrency, nodeFlags = []) {
+  const run = await runMeasured([...nodeFlags, fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(concurrency)]);
   if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
   return run;
 }
 
 /** Any Node script run as a user runs wh, measured alike. */
-function runMeasured(scriptAndArgs, env = {}) {
+export function runMeasured(scriptAndArgs, env = {}, cwd = root) {
   runs += 1;
   const usageFile = join(tmpdir(), `wh-bench-usage-${process.pid}-${runs}.json`);
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(process.execPath, ["--import", usageModule, ...scriptAndArgs], {
-      cwd: root,
+      cwd,
       env: { ...process.env, WH_SHARED_SECRET: "bench-secret", ...env, WH_BENCH_USAGE_FILE: usageFile },
       stdio: ["ignore", "pipe", "inherit"],
     });

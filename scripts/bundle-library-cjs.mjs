@@ -2,7 +2,7 @@
 // src/index.ts, with its packages (zod, undici) left to node_modules, where both have CommonJS
 // builds. Why not require(esm) of dist/index.js: Node 20.18, inside `engines`, loads an ES module
 // with require() only under --experimental-require-module (20.19 and 22.12 need no flag). The
-// measures are in the README (Development, "The library for import and require").
+// measures are in docs/library.md ("The library for import and require").
 //
 // Its types are dist/**/*.d.cts beside tsc's .d.ts, for what index.d.ts reaches: the same
 // declarations, with relative imports of `./x.js` as `./x.cjs`, so TypeScript reads them as

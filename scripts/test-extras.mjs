@@ -14,6 +14,12 @@ export function extrasInstalled() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  if (extrasInstalled()) execFileSync("tsc", ["-p", fileURLToPath(new URL(`../${EXTRAS}`, import.meta.url))], { stdio: "inherit" });
-  else process.stdout.write(`${EXTRAS} is not installed: its tests are not type-checked (npm run test:install-extras)\n`);
+  if (extrasInstalled()) {
+    try {
+      execFileSync("tsc", ["-p", fileURLToPath(new URL(`../${EXTRAS}`, import.meta.url))], { stdio: "inherit" });
+    } catch {
+      // tsc printed what is wrong.
+      process.exitCode = 1;
+    }
+  } else process.stdout.write(`${EXTRAS} is not installed: its tests are not type-checked (npm run test:install-extras)\n`);
 }

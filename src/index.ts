@@ -29,7 +29,8 @@ export type { FilterActionConfig, FilterConfig } from "./core/destination/filter
 export type { InboundMessage } from "./core/message/schema.js";
 export { MESSAGE_TYPES, type MessageType } from "./core/message/types.js";
 export { checkRequiredFields, isDestinationEnabled, MAX_MESSAGE_BYTES, DESTINATION_NAME } from "./core/message/rules.js";
-export { deliverMessage, buildRequestHeaders } from "./core/deliver.js";
+export { deliverMessage } from "./core/deliver.js";
+export { buildRequestHeaders } from "./core/request-headers.js";
 export type { DeliveryEvent, DeliveryOptions, DeliveryReport, HttpTransport, TargetReport, TransportResult, WebhookTarget } from "./core/deliver.js";
 export { DEFAULT_RETRY_POLICY, classifyOutcome, decideRetry } from "./core/retry-policy.js";
 export type { AttemptOutcome, RetryPolicy } from "./core/retry-policy.js";
@@ -67,6 +68,7 @@ export type {
 } from "./receiver/verify-request.js";
 export { DEFAULT_MAX_BODY_BYTES } from "./receiver/options.js";
 export type { WebhookOptions } from "./receiver/options.js";
+export type { SigningScheme } from "./core/standard-webhooks.js";
 export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";
 export type { ExpressLikeRequest } from "./receiver/node.js";
 export { honoWebhook, nextWebhook, verifyFetchRequest } from "./receiver/fetch.js";

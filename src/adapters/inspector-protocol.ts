@@ -11,6 +11,8 @@ export type InspectorVerdict = "valid" | "valid-batch" | "invalid" | "missing" |
 interface InspectorLine {
   text: string;
   outcome: "delivered" | "failed" | "unchecked";
+  /** wh serve with subscriptions: the subscription whose delivery the line is of. */
+  subscription?: string | undefined;
 }
 
 /** With `wh listen --forward-to`: what the app answered, or why it could not be reached (receiver.ts's ForwardResult is one). */
@@ -33,6 +35,11 @@ export type InspectorDelivery =
 export interface InspectorEntry {
   id: number;
   kind: "request" | "event";
+  /**
+   * wh listen --ui --out: a request the capture file held when this run started. Its answer
+   * (status, answer) was not recorded, and it is not kept to be resent.
+   */
+  earlier?: true | undefined;
   receivedAt: string;
   method: string;
   path: string;
@@ -88,6 +95,14 @@ export interface InspectorRetried {
 /** The answer to POST /api/clear: how many entries the server forgot. */
 export interface InspectorCleared {
   cleared: number;
+}
+
+/**
+ * The frame a page is sent when it reads again after falling behind: how many requests it was
+ * never shown (added and dropped from the server's window meanwhile). The newest follow.
+ */
+export interface InspectorMissed {
+  missed: number;
 }
 
 /** The answer to an action that failed. */

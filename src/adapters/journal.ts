@@ -2,40 +2,18 @@ import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from 
 import { readFile, truncate } from "node:fs/promises";
 import { type OutputWriteError, UsageError } from "../core/errors.js";
 import { fnv1a32 } from "../core/hash.js";
-import { isJsonObject, parseJson, parseJsonOrThrow } from "../core/message/parse-json.js";
+import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { countSkip, emptySkipCounts, type SkipCounts, type SkipKind } from "../core/message/skip.js";
 import { AppendFile } from "./append-file.js";
+import { CORRUPT_HINT, checkHeader, headerRecord, type JournalHeader, jsonObject, MAGIC, VERSION } from "./journal-header.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { checkOutputPath, describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
 
-const MAGIC = "wh-journal";
-const VERSION = 2;
+export type { DestinationIdentity, JournalHeader } from "./journal-header.js";
+
 /** Line numbers are 32-bit: a record past that is corrupt, not a line. */
 const MAX_LINE = 0xffff_ffff;
 const RECORD = /^(\d{1,10}) ([0-9a-f]{8}) ([dsifru])$/;
-
-/**
- * Where a run delivers, as its journal records it: a fingerprint of every setting that decides
- * it, a description a person can read (passwords masked), and a digest of each setting the
- * description cannot show (a header's value, the write key), so that a refusal names what
- * changed without printing it. Never a secret in clear.
- */
-export interface DestinationIdentity {
-  fingerprint: string;
-  description: string;
-  /** Setting ("header X-Tenant", "the write key") to a digest of its value. */
-  parts: Record<string, string>;
-}
-
-/** What a journal belongs to: the command, its input, the shard of it and where it delivers. */
-export interface JournalHeader {
-  command: string;
-  /** An absolute path, or "-" for standard input. */
-  input: string;
-  /** `i/n` with --shard: each shard's journal is its own, even under one --journal name. */
-  shard?: string | undefined;
-  destination: DestinationIdentity;
-}
 
 export type FinishedOutcome = "delivered" | "skipped" | "invalid" | "failed";
 /** Each outcome's count; of the skipped, how many a filter dropped and how many matched no subscription. */
@@ -181,10 +159,6 @@ function writeHeader(file: AppendFile, header: JournalHeader): void {
   }
 }
 
-function headerRecord(header: JournalHeader): Record<string, unknown> {
-  return { [MAGIC]: VERSION, command: header.command, input: header.input, shard: header.shard, destination: header.destination };
-}
-
 async function load(path: string, expected: JournalHeader): Promise<JournalState> {
   let text: string;
   try {
@@ -265,57 +239,6 @@ function earlierRun(path: string, header: JournalHeader): "complete" | "unfinish
   return RECORD.test(second) ? "unfinished" : undefined;
 }
 
-function jsonObject(text: string): Record<string, unknown> | undefined {
-  const parsed = parseJson(text);
-  return parsed.ok && isJsonObject(parsed.value) ? parsed.value : undefined;
-}
-
-const CORRUPT_HINT = "run without --resume to start from the top (the journal is replaced), or pass --journal FILE";
-
 function corrupt(path: string, line: number): UsageError {
   return new UsageError(`--resume: the journal ${path} is corrupt at its line ${line}`, { hint: CORRUPT_HINT });
-}
-
-function checkHeader(path: string, text: string, expected: JournalHeader): void {
-  const header = jsonObject(text);
-  if (header === undefined || header[MAGIC] !== VERSION) {
-    throw new UsageError(`--resume: ${path} is not a journal of this version of wh`, { hint: CORRUPT_HINT });
-  }
-  const was = header.input === "-" ? "standard input" : String(header.input);
-  if (header.command !== expected.command || header.input !== expected.input) {
-    throw new UsageError(
-      `--resume: the journal ${path} belongs to \`wh ${String(header.command)}\` of ${was}, not of ${expected.input === "-" ? "standard input" : expected.input}`,
-      { hint: CORRUPT_HINT },
-    );
-  }
-  const shard = typeof header.shard === "string" ? header.shard : undefined;
-  if (shard !== expected.shard) {
-    throw new UsageError(`--resume: the journal ${path} records ${describeShard(shard)} of ${was}, not ${describeShard(expected.shard)}`, {
-      hint: "each shard needs a journal of its own: leave --journal out (the default names one per shard), or give each shard another",
-    });
-  }
-  const destination = header.destination as Partial<DestinationIdentity> | undefined;
-  if (destination?.fingerprint !== expected.destination.fingerprint) {
-    throw new UsageError(`--resume: the run in ${path} ${describeChange(destination, expected.destination)}`, {
-      hint: "resume with the same --url, --header, --source and --config as the run began with, or start afresh without --resume",
-    });
-  }
-}
-
-function describeShard(shard: string | undefined): string {
-  return shard === undefined ? "the whole input (no --shard)" : `shard ${shard}`;
-}
-
-/** What differs between the destination a run began with and this one, never a value that is not shown. */
-function describeChange(before: Partial<DestinationIdentity> | undefined, after: DestinationIdentity): string {
-  if (before?.description !== after.description)
-    return `delivered to ${before?.description ?? "another destination"}; this one would deliver to ${after.description}`;
-  const was = before.parts ?? {};
-  const changes = [
-    ...Object.keys(was).map((setting) =>
-      after.parts[setting] === undefined ? `${setting} (not given now)` : after.parts[setting] !== was[setting] ? `${setting} (another value)` : "",
-    ),
-    ...Object.keys(after.parts).map((setting) => (was[setting] === undefined ? `${setting} (not given then)` : "")),
-  ].filter(Boolean);
-  return `delivered to ${after.description} with other settings than this one: ${changes.length > 0 ? changes.join(", ") : "headers, the write key or others"}`;
 }

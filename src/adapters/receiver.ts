@@ -6,8 +6,18 @@ import { captureLines } from "../core/capture.js";
 import { OutputWriteError } from "../core/errors.js";
 import { refusalReason } from "../core/explain-signature.js";
 import { parseJson, type ParsedJson } from "../core/message/parse-json.js";
+import { decideRoute, type EventMatch, type ListenRoute } from "../core/listen-routes.js";
 import { redactUrlText } from "../core/redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "../core/sign.js";
+import {
+  STANDARD_FAILURES,
+  type SigningScheme,
+  standardKeys,
+  verifyStandard,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+} from "../core/standard-webhooks.js";
 import { untrusted, type Untrusted } from "../core/untrusted.js";
 import { AppendFile } from "./append-file.js";
 
@@ -38,8 +48,12 @@ export interface ReceivedRequest {
   captured: boolean;
   /** Why it could not be (it was then answered 503, so that the sender retries). */
   captureError?: string | undefined;
-  /** With --forward-to: what the app answered (it is what the sender got), or why it could not. */
+  /** With --forward-to or --route: what the app answered (it is what the sender got), or why it could not. */
   forwarded?: ForwardResult | undefined;
+  /** Its event did not match `filter`: answered and captured, neither forwarded nor to be shown. */
+  filtered: boolean;
+  /** With routes: its event matched none, and there is no forwardTo to fall back on; it was answered here. */
+  unrouted: boolean;
 }
 
 export type ForwardResult =
@@ -52,12 +66,19 @@ export interface ReceiverOptions {
   port?: number | undefined;
   /** When set, a request whose X-Signature does not match its raw bytes is answered 401. */
   secret?: string | undefined;
+  /** standard: the secret (whsec_) checks Standard Webhooks' three headers instead, the timestamp within `toleranceSeconds` (300) of its arrival. */
+  scheme?: SigningScheme | undefined;
+  toleranceSeconds?: number | undefined;
   /** The status for a request that passes the checks. Default 200. */
   status?: number | undefined;
   /** NDJSON file that every accepted request is appended to, as capture records (see core/capture). */
   out?: string | undefined;
   /** Each request that passes the checks is sent on here with its exact bytes and headers; its answer is the answer. */
   forwardTo?: string | undefined;
+  /** Only requests whose event matches are forwarded (see core/listen-routes); the others are answered `status`. */
+  filter?: EventMatch | undefined;
+  /** A request goes to the first route its event matches, else to forwardTo, else nowhere (answered `status`). */
+  routes?: readonly ListenRoute[] | undefined;
   onRequest?: (request: ReceivedRequest) => void;
 }
 
@@ -104,11 +125,13 @@ export function forwardableHeaders(headers: IncomingHttpHeaders): Record<string,
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   requireArgument(isObject(options), "options", "an object", options);
   const given = options.port;
+  if (options.scheme === "standard" && options.secret !== undefined) standardKeys(options.secret, "the secret");
   requireArgument(given === undefined || (Number.isInteger(given) && given >= 0 && given <= 65_535), "port", "a whole number from 0 to 65535", given);
   // Opened (and checked) before listening, never through a symbolic link. Each request's records
   // are written before it is answered, so that a 2xx always means captured.
   const capture = options.out === undefined ? undefined : AppendFile.open(options.out, "--out", "append", { afterFailure: "retry" });
-  const forward = options.forwardTo === undefined ? undefined : await createForwarder(options.forwardTo);
+  const routing = { filter: options.filter, routes: options.routes ?? [], forwardTo: options.forwardTo };
+  const forward = createForwarder();
   let stopCapture!: (error: OutputWriteError) => void;
   const captureStopped = new Promise<OutputWriteError>((resolve) => (stopCapture = resolve));
   let lastId = 0;
@@ -116,13 +139,16 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     const receivedAt = new Date();
     const method = request.method ?? "";
     const path = request.url ?? "";
-    const signature = checkSignature(options.secret, request.headers, body);
+    const { signature, reason } = checkSignature(options, request.headers, body, receivedAt.getTime());
     const parsed = parseJson(body.toString("utf8"));
     const json = parsed.ok ? parsed.value : undefined;
-    let [status, answer] = firstAnswer(method, signature, parsed, options.status ?? 200);
+    const signatureName = options.scheme === "standard" ? WEBHOOK_SIGNATURE_HEADER : SIGNATURE_HEADER;
+    let [status, answer] = firstAnswer(method, signature, signatureName, parsed, options.status ?? 200);
     let headers: Record<string, string> = { "content-type": "application/json" };
     const accepted = method === "POST" && status !== 401 && status !== 400;
-    const wantsCapture = capture !== undefined && accepted && (forward !== undefined || (status >= 200 && status < 300));
+    // A refused request is answered here whatever its event: the filter and routes judge only the accepted.
+    const decision = accepted ? decideRoute(routing, json) : ({ kind: "answer" } as const);
+    const wantsCapture = capture !== undefined && accepted && (decision.kind === "forward" || (status >= 200 && status < 300));
     let captureError: string | undefined;
     if (wantsCapture) {
       const failure = writeCapture(capture, captureLines({ receivedAt, method, path, headers: request.headers, body }, json));
@@ -133,8 +159,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     }
     let forwarded: ForwardResult | undefined;
     let answerText = JSON.stringify(answer);
-    if (forward !== undefined && accepted && captureError === undefined) {
-      forwarded = await forward(method, request.headers, body);
+    if (decision.kind === "forward" && captureError === undefined) {
+      forwarded = await forward(decision.url, method, request.headers, body);
       if ("error" in forwarded)
         [status, answerText] = [502, JSON.stringify({ error: `could not forward to ${forwarded.url}: ${forwarded.error.unsafeRaw()}` })];
       else [status, headers, answerText] = [forwarded.status, forwarded.headers, forwarded.body];
@@ -150,12 +176,14 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       body,
       json,
       signature,
-      reason: refused(signature) && options.secret !== undefined ? refusalReason(options.secret, body, signatureHeader(request.headers)) : undefined,
+      reason,
       status,
       answer: answerText,
       captured: wantsCapture && captureError === undefined,
       captureError,
       forwarded,
+      filtered: decision.kind === "filtered",
+      unrouted: decision.kind === "unrouted",
     });
   };
   const server = createServer((request, response) => {
@@ -181,9 +209,9 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 }
 
 /** The status and answer a request gets from its checks alone: 405, 401, 400, or `status`. */
-function firstAnswer(method: string, signature: SignatureCheck, parsed: ParsedJson, status: number): [number, unknown] {
+function firstAnswer(method: string, signature: SignatureCheck, signatureName: string, parsed: ParsedJson, status: number): [number, unknown] {
   if (method !== "POST") return [405, { error: "only POST is accepted" }];
-  if (refused(signature)) return [401, { error: `${signature} ${SIGNATURE_HEADER}` }];
+  if (refused(signature)) return [401, { error: `${signature} ${signatureName}` }];
   if (!parsed.ok) return [400, { error: `the body is not JSON: ${parsed.error}` }];
   return [status, { ok: true }];
 }
@@ -216,23 +244,35 @@ function signatureHeader(headers: IncomingHttpHeaders): string | undefined {
   return typeof header === "string" ? header : undefined;
 }
 
-function checkSignature(secret: string | undefined, headers: IncomingHttpHeaders, body: Buffer): SignatureCheck {
-  if (secret === undefined) return "unchecked";
+/** A request's verdict under the receiver's secret and scheme, and why a refused one was refused. */
+function checkSignature(options: ReceiverOptions, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): { signature: SignatureCheck; reason?: string } {
+  const { secret } = options;
+  if (secret === undefined) return { signature: "unchecked" };
+  if (options.scheme === "standard") {
+    const value = (name: string): string | undefined => (typeof headers[name] === "string" ? headers[name] : undefined);
+    const values = { id: value(WEBHOOK_ID_HEADER), timestamp: value(WEBHOOK_TIMESTAMP_HEADER), signature: value(WEBHOOK_SIGNATURE_HEADER) };
+    const verdict = verifyStandard(secret, values, body, { nowMs, toleranceSeconds: options.toleranceSeconds });
+    if (verdict.ok) return { signature: "valid" };
+    return { signature: verdict.reason === "missing-signature" ? "missing" : "invalid", reason: STANDARD_FAILURES[verdict.reason] };
+  }
   const header = signatureHeader(headers);
-  if (header === undefined) return "missing";
-  const verdict = verifyBody(secret, body, header);
-  return verdict.ok ? (verdict.kind === "batch" ? "valid-batch" : "valid") : "invalid";
+  const verdict = header === undefined ? undefined : verifyBody(secret, body, header);
+  if (verdict?.ok === true) return { signature: verdict.kind === "batch" ? "valid-batch" : "valid" };
+  return { signature: header === undefined ? "missing" : "invalid", reason: refusalReason(secret, body, header) };
 }
 
 /**
- * Sends requests on to the app under development, one attempt each, to exactly `url` (whatever
- * path they came to, as `stripe listen --forward-to` does), and keeps what it answered.
+ * Sends requests on to the app under development, one attempt each, to exactly the URL given
+ * (whatever path they came to, as `stripe listen --forward-to` does), and keeps what it answered.
+ * undici is loaded on the first request forwarded: a receiver that forwards nothing never loads it.
  */
-async function createForwarder(url: string): Promise<(method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult>> {
-  const { request } = await import("undici");
-  // What the sender's answer, the output and the page say of it: credentials masked.
-  const shown = redactUrlText(url);
-  return async (method, headers, body) => {
+function createForwarder(): (url: string, method: string, headers: IncomingHttpHeaders, body: Buffer) => Promise<ForwardResult> {
+  let undici: Promise<typeof import("undici")> | undefined;
+  return async (url, method, headers, body) => {
+    undici ??= import("undici");
+    const { request } = await undici;
+    // What the sender's answer, the output and the page say of it: credentials masked.
+    const shown = redactUrlText(url);
     const started = Date.now();
     try {
       const answer = await request(url, { method: method as "POST", headers: forwardableHeaders(headers), body, headersTimeout: 30_000, bodyTimeout: 30_000 });

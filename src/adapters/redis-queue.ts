@@ -167,14 +167,14 @@ export class RedisQueue {
     }));
   }
 
-  /** The dead-letter stream, oldest first; fields another program wrote come back as empty text. */
-  listDeadLetters(): Promise<RedisDeadLetter[]> {
+  /** The dead-letter stream, oldest first, read a page at a time; fields another program wrote come back as empty text. */
+  listDeadLetters(): AsyncGenerator<RedisDeadLetter> {
     return listDeadLetters(this.client, this.keys);
   }
 
-  /** Puts dead letters back into their partitions (and off the dead-letter stream), in one transaction. */
-  replayDeadLetters(ids?: readonly string[]): Promise<number> {
-    return replayDeadLetters(this.client, this.keys, this.partitions, ids);
+  /** Puts dead letters back into their partitions (and off the dead-letter stream), a page at a time, each page in one transaction. */
+  replayDeadLetters(ids?: readonly string[], entryOf?: (letter: RedisDeadLetter) => string): Promise<number> {
+    return replayDeadLetters(this.client, this.keys, this.partitions, ids, entryOf);
   }
 
   /** Stops reading; the leases are given back (what was read and not ended is claimed by the next owner). */

@@ -4,6 +4,17 @@ import type { SegmentView } from "./spool-segments.js";
 import { CHUNK_BYTES } from "./spool-files.js";
 
 /**
+ * Which records a reader hands over, decided without parsing them: several readers share one
+ * spool, each passing over the others' records at the cost of a look at their first bytes.
+ */
+export interface SpoolSelector {
+  /** Whether the line `buffer[start, end)` read from a file is one to hand over. */
+  line(buffer: Buffer, start: number, end: number): boolean;
+  /** Whether a record handed over as it was committed is: its text, and what the appender attached to it. */
+  committed(text: string, attached: unknown): boolean;
+}
+
+/**
  * Reads a spool's records in order, from the files, a window at a time: what waits is on disk,
  * never in memory. Records that ended meanwhile are passed over. Once it has caught up it is
  * handed each group as it is committed, without reading it back. It ends when the spool closes.
@@ -21,6 +32,7 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
   constructor(
     private readonly spool: Spool,
     from: number,
+    private readonly select?: SpoolSelector,
   ) {
     this.seq = from;
   }
@@ -63,10 +75,15 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
       if (committed.first !== this.seq) return [];
       // Caught up: the group that was just written, as it is in memory.
       void this.moveTo(committed.segment);
-      this.offset += committed.texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+      this.offset += committed.bytes;
       const first = this.seq;
       this.seq += committed.texts.length;
-      return committed.texts.map((text, index) => ({ seq: first + index, text, attached: committed.attached[index] }));
+      const records: SpoolRecord[] = [];
+      committed.texts.forEach((text, index) => {
+        const attached = committed.attached[index];
+        if (this.select === undefined || this.select.committed(text, attached)) records.push({ seq: first + index, text, attached });
+      });
+      return records;
     }
     if (segment.start !== this.segmentStart) {
       // The segment before ended whole (or this is the first read): start at this one's top.
@@ -106,7 +123,8 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
         // NUL bytes are never part of a record (JSON escapes them): a run of them is a hole an older wh left.
         let from = lineStart;
         while (from < newline && this.buffer[from] === 0) from += 1;
-        records.push({ seq: this.seq, text: this.buffer.toString("utf8", from, newline) });
+        if (this.select === undefined || this.select.line(this.buffer, from, newline))
+          records.push({ seq: this.seq, text: this.buffer.toString("utf8", from, newline) });
       }
       this.seq += 1;
       lineStart = newline + 1;

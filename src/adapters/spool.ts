@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { OutputWriteError, UsageError } from "../core/errors.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { describeOutputError } from "./output-file.js";
-import { SpoolReader } from "./spool-reader.js";
+import { SpoolReader, type SpoolSelector } from "./spool-reader.js";
 import { recoverSegments, type Quarantined, type RecoveryOptions } from "./spool-recovery.js";
 import { Segments, type SegmentView } from "./spool-segments.js";
 
@@ -30,6 +30,8 @@ export interface Committed {
   segment: SegmentView;
   first: number;
   texts: string[];
+  /** Their bytes in the file, newlines included. */
+  bytes: number;
   attached: unknown[];
 }
 
@@ -115,9 +117,9 @@ export class Spool {
     });
   }
 
-  /** A reader of every record not ended, from the oldest, in order; it ends when the spool closes. */
-  reader(): SpoolReader {
-    return new SpoolReader(this, this.segments.first);
+  /** A reader of every record not ended (or those `select` keeps), from the oldest, in order; it ends when the spool closes. */
+  reader(select?: SpoolSelector): SpoolReader {
+    return new SpoolReader(this, this.segments.first, select);
   }
 
   /** The segment holding `seq`, or else the first after it; undefined past the end. */
@@ -160,7 +162,7 @@ export class Spool {
       const waiting = this.waiting;
       this.waiting = [];
       const attached = group.flatMap((entry) => entry.texts.map((_, index) => entry.attached[index]));
-      for (const resolve of waiting) resolve({ segment, first, texts, attached });
+      for (const resolve of waiting) resolve({ segment, first, texts, bytes: bytes.length, attached });
     }
     this.committing = false;
   }

@@ -62,10 +62,18 @@ export function renderDryRun(output: Output, cases: readonly BuiltCase[], url: s
       ...(built.probe === undefined ? [] : [{ request: built.probe.request, probe: true }]),
     ];
     for (const [index, { request, probe }] of requests.entries()) {
-      output.record({ dryRun: true, case: definition.name, request: index + 1, ...(probe ? { probe: true } : {}), method: "POST", url, ...request });
+      output.record({
+        dryRun: true,
+        case: definition.name,
+        request: index + 1,
+        ...(probe ? { probe: true } : {}),
+        url,
+        ...request,
+        method: request.method ?? "POST",
+      });
       if (probe) output.result(`(sent only when the exact bytes above are refused with a 4xx: ${built.probe?.sends})`);
       const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
-      output.result(`POST ${url}\n${headers.join("\n")}\n\n${request.body}\n`);
+      output.result(`${request.method ?? "POST"} ${url}\n${headers.join("\n")}\n\n${request.body}\n`);
     }
   }
 }

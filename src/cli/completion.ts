@@ -77,10 +77,19 @@ export async function runCompletion(shell: string | undefined, flags: { sources?
   return 0;
 }
 
+/** Whether some value has a space (a sample's name: "Order Completed"): the words must be split on lines, and quoted. */
+function spaced(values: readonly string[]): boolean {
+  return values.some((value) => value.includes(" "));
+}
+
 function bashValueCase({ flag, complete }: ValueFlag): string {
   if (complete === "file") return `    ${flag}) COMPREPLY=( $(compgen -f -- "$cur") ); return ;;`;
   if (complete === "sources") return `    ${flag}) COMPREPLY=( $(compgen -W "$(wh completion --sources 2>/dev/null)" -- "$cur") ); return ;;`;
-  return `    ${flag}) COMPREPLY=( $(compgen -W "${complete.join(" ")}" -- "$cur") ); return ;;`;
+  if (!spaced(complete)) return `    ${flag}) COMPREPLY=( $(compgen -W "${complete.join(" ")}" -- "$cur") ); return ;;`;
+  // Split on newlines only; match what was typed without its quotes or backslashes; offer each
+  // name with its spaces escaped, so it lands on the line as one word.
+  const words = `$'${complete.join("\\n")}'`;
+  return `    ${flag}) local IFS=$'\\n' word=\${cur//[\\\\\\"\\']/}; COMPREPLY=( $(compgen -W ${words} -- "$word") ); COMPREPLY=( "\${COMPREPLY[@]// /\\\\ }" ); return ;;`;
 }
 
 function bashScript(infos: CommandInfo[]): string {
@@ -119,7 +128,8 @@ function fishValues(flag: string, values: Map<string, ValueFlag>): string {
   if (complete === undefined) return "";
   if (complete === "file") return " -r -F";
   if (complete === "sources") return " -r -a '(wh completion --sources 2>/dev/null)'";
-  return ` -r -a '${complete.join(" ")}'`;
+  // fish splits -a's list as a command line: a name with spaces goes in quotes of its own.
+  return spaced(complete) ? ` -r -a "${complete.map((value) => `'${value}'`).join(" ")}"` : ` -r -a '${complete.join(" ")}'`;
 }
 
 function fishScript(infos: CommandInfo[]): string {

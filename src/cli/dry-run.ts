@@ -1,10 +1,12 @@
 import type { Destination } from "../config/resolve.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import { requestDestination } from "../engine/request-destination.js";
-import { buildRequestHeaders, describeOutcome, type DeliveryEvent, type WebhookTarget, withTargetHeaders } from "../core/deliver.js";
+import { describeOutcome, type DeliveryEvent, type WebhookTarget } from "../core/deliver.js";
+import { attemptSigner, buildRequestHeaders, segmentSecret, withTargetHeaders } from "../core/request-headers.js";
 import { formatDurationMs } from "../core/duration.js";
 import { redactHeaderValue, redactUrl } from "../core/redact.js";
 import { SIGNATURE_HEADER } from "../core/sign.js";
+import { WEBHOOK_SIGNATURE_HEADER } from "../core/standard-webhooks.js";
 import { destinationUserAgent } from "../version.js";
 import type { Output } from "./render.js";
 
@@ -18,7 +20,7 @@ export function printDryRun(output: Output, request: DryRunRequest, given: Desti
   // A subscription's request goes to its own mapped URL, method and headers.
   const destination = routed === undefined ? given : requestDestination(given, routed);
   if (routed !== undefined) context = { ...context, subscription: routed.subscription, events: routed.events.length };
-  const headers = buildRequestHeaders(request.signedText ?? body, destinationUserAgent(destination.mode), destination.sharedSecret, routed?.json ?? true);
+  const headers = signedHeaders(body, request.signedText, destination, routed?.json ?? true);
   const dropped = request.dropped ?? [];
   for (const target of destination.targets) {
     const shown = headersShown(headers, target);
@@ -29,18 +31,29 @@ export function printDryRun(output: Output, request: DryRunRequest, given: Desti
       method: destination.method,
       url,
       headers: shown,
-      signature: headers[SIGNATURE_HEADER] ?? null,
+      signature: headers[destination.scheme === "standard" ? WEBHOOK_SIGNATURE_HEADER : SIGNATURE_HEADER] ?? null,
       body,
       ...(dropped.length === 0 ? {} : { notCarried: dropped }),
     });
     if (output.json) continue;
     const lines = [`${destination.method} ${url}`, ...Object.entries(shown).map(([name, value]) => `${name}: ${value}`), "", body];
     if (routed !== undefined) lines.unshift(`# subscription ${JSON.stringify(routed.subscription)} (${describeCarried(context.line, routed.events.length)})`);
-    if (request.signedText !== undefined && request.signedText !== body) lines.push("(X-Signature covers the first event only, as Segment signs batches)");
+    if (destination.scheme !== "standard" && request.signedText !== undefined && request.signedText !== body)
+      lines.push("(X-Signature covers the first event only, as Segment signs batches)");
     // Nothing is dropped without a word: what the classic shape does not carry is named.
     if (dropped.length > 0) lines.push(`(not carried by the classic shape: ${dropped.join(", ")}; --mode actions sends the whole event)`);
     output.result(`${lines.join("\n")}\n`);
   }
+}
+
+/**
+ * The headers of a request for `body`, signed by the destination's scheme: Standard Webhooks'
+ * as an attempt now would carry them (each attempt is signed at its own time).
+ */
+function signedHeaders(body: string, signedText: string | undefined, destination: Destination, json = true): Record<string, string> {
+  const { scheme, sharedSecret } = destination;
+  const headers = buildRequestHeaders(signedText ?? body, destinationUserAgent(destination.mode), segmentSecret(scheme, sharedSecret), json);
+  return { ...headers, ...attemptSigner(scheme, sharedSecret, body)?.(Date.now()) };
 }
 
 /** Which events a subscription's request carries: `line 3`, or `line 3 and 4 more in a batch`. */
@@ -75,8 +88,7 @@ export function renderVerboseEvent(output: Output, label: string, body: string, 
   const c = output.err;
   if (event.type === "attempt") {
     const target = destination.targets.find((each) => redactUrl(each.url) === event.url);
-    const headers =
-      target === undefined ? {} : headersShown(buildRequestHeaders(body, destinationUserAgent(destination.mode), destination.sharedSecret), target);
+    const headers = target === undefined ? {} : headersShown(signedHeaders(body, undefined, destination), target);
     output.log(
       `${c.dim(label)} POST ${event.url} attempt ${event.attempt} ${c.dim(
         Object.entries(headers)

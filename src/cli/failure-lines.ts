@@ -11,6 +11,7 @@ const COUNT_EVERY_MS = 5_000;
 
 interface Group {
   key: string;
+  outcome: "invalid" | "failed";
   count: number;
   firstLine: number;
   lastLine: number;
@@ -31,19 +32,21 @@ export function jobLine(output: Output, job: DeliveryJob, outcome: "invalid" | "
 
 /**
  * The failure lines of a run on stderr. Consecutive failures with the same reason (the same URLs
- * answering the same way: core's failureKey) are one group: its first failure is printed whole,
- * then one count line, `✗ 4212 lines failed the same way (lines 3–4214)`, rewritten in place on a
- * terminal; off one, said again every few seconds while the group grows and once when it ends.
- * A path typo makes one such group, not a line per event. A delivered event does not end a group
- * (it prints nothing); any other line of the run (an invalid line) does.
+ * answering the same way: core's failureKey) are one group, and so are consecutive invalid lines
+ * with the same reason: its first line is printed whole, then one count line, `✗ 4212 lines
+ * failed the same way (lines 3–4214)` (`were invalid`), rewritten in place on a terminal; off
+ * one, said again every few seconds while the group grows and once when it ends. A path typo, or
+ * a key renamed in every line, makes one such group, not a line per event. A delivered event
+ * does not end a group (it prints nothing); a line that fails or is invalid another way does.
  */
 export class FailureLines {
   private group: Group | undefined;
 
   constructor(private readonly output: Output) {}
 
-  failed(job: DeliveryJob, report: DeliveryReport | undefined, reason: string | undefined): void {
-    const key = report === undefined ? String(reason) : failureKey(report);
+  /** A job failed, or was invalid: a line of its own, or one more of the group it belongs to. */
+  add(job: DeliveryJob, outcome: "invalid" | "failed", report: DeliveryReport | undefined, reason: string | undefined): void {
+    const key = `${outcome}\n${report === undefined ? String(reason) : failureKey(report)}`;
     const group = this.group;
     if (group !== undefined && group.key === key) {
       group.count += 1;
@@ -58,9 +61,10 @@ export class FailureLines {
       return;
     }
     this.end();
-    this.output.log(jobLine(this.output, job, "failed", reason));
+    this.output.log(jobLine(this.output, job, outcome, reason));
     this.group = {
       key,
+      outcome,
       count: 1,
       firstLine: job.number,
       lastLine: job.number,
@@ -88,7 +92,8 @@ export class FailureLines {
     clearTimeout(group.timer);
     group.timer = undefined;
     const lines = group.numbered ? ` (lines ${group.firstLine}–${group.lastLine})` : "";
-    const line = this.output.err.red(`✗ ${group.count} ${group.numbered ? "lines" : "events"} failed the same way${growing ? " so far" : ""}${lines}`);
+    const how = group.outcome === "failed" ? "failed" : "were invalid";
+    const line = this.output.err.red(`✗ ${group.count} ${group.numbered ? "lines" : "events"} ${how} the same way${growing ? " so far" : ""}${lines}`);
     if (group.update === undefined) group.update = this.output.logLive(line);
     else group.update(line);
     group.shownCount = group.count;

@@ -33,8 +33,10 @@ function givenValues(command: Commander, table: FlagTable): Record<string, unkno
 function define(program: Commander, spec: Command, run: (command: Commander, args: Array<string | undefined>) => Promise<void>): void {
   let parent = program;
   for (const word of spec.path.slice(0, -1)) parent = parent.commands.find((command) => command.name() === word) ?? parent.command(word);
-  const command = parent.command(spec.path.at(-1) ?? "").description(spec.description);
-  if (spec.summary !== undefined) command.summary(spec.summary);
+  const command = parent
+    .command(spec.path.at(-1) ?? "")
+    .description(spec.description)
+    .summary(spec.summary);
   for (const arg of spec.args ?? []) command.argument(arg.syntax, arg.description);
   addFlags(command, spec.flags ?? {}, spec.required);
   if (spec.help !== undefined) command.addHelpText("after", spec.help);

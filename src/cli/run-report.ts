@@ -7,7 +7,8 @@ import { untrusted } from "../core/untrusted.js";
 import type { Readable } from "node:stream";
 import type { JournalState, OutcomeCounts } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
-import { runExitCode, wholeRunCounts, type RunOptions, type RunSummary } from "../engine/run-deliveries.js";
+import type { RunOptions, RunSummary } from "../engine/run-deliveries.js";
+import { runExitCode, wholeRunCounts } from "../engine/run-outcome.js";
 import { type DeliveryJob, type JobOutcome, skipKindOf } from "../engine/delivery-job.js";
 import type { FailureStop } from "../engine/failure-streak.js";
 import type { RunFiles } from "../engine/run-files.js";
@@ -17,8 +18,8 @@ import type { Output } from "./render.js";
 import { startProgress } from "./run-progress.js";
 
 /**
- * How a command shows a run: a log line for each invalid job, the failed ones grouped when
- * identical (FailureLines; one line each with --verbose), one --json record per job, the dry-run
+ * How a command shows a run: a log line for each invalid or failed job, grouped when identical
+ * (FailureLines; one line each with --verbose), one --json record per job, the dry-run
  * requests, and the progress display. `also` runs first for each outcome (a sync records what was
  * delivered).
  */
@@ -62,11 +63,9 @@ function renderOutcome(
   reason: string | undefined,
 ): void {
   if (outcome === "interrupted") return;
-  if (outcome === "failed" && failures !== undefined) failures.failed(job, report, reason);
-  else if (outcome === "invalid" || outcome === "failed") {
-    // Each invalid line keeps its own line (it names a line to fix): it ends a group of failures.
-    failures?.end();
-    output.log(jobLine(output, job, outcome, reason));
+  if (outcome === "invalid" || outcome === "failed") {
+    if (failures !== undefined) failures.add(job, outcome, report, reason);
+    else output.log(jobLine(output, job, outcome, reason));
   } else if (outcome === "skipped" && failures === undefined) output.log(`${job.label ?? `line ${job.number}`}: skipped: ${untrusted(String(reason))}`);
   if (!output.json || outcome === "dry-run") return;
   const message = job.prepared.ok ? job.prepared.message : undefined;
@@ -101,7 +100,12 @@ export function printRunSummary(output: Output, summary: RunSummary, notes: Reco
 
 /** Why a run stopped on its own (--max-failures), on stderr even with --quiet, and `next`: how to go on. */
 export function warnFailureStop(output: Output, stop: FailureStop, next: string): void {
-  output.warn(output.err.yellow(`stopped after ${stop.failures} identical failures in a row (${stop.reason}): the rest was not sent; ${next}`));
+  // An invalid line's reason may quote the line.
+  const why =
+    stop.outcome === "invalid"
+      ? `stopped after ${stop.failures} identical invalid lines in a row (from line ${stop.firstLine}: ${untrusted(stop.reason)}): the rest was not read`
+      : `stopped after ${stop.failures} identical failures in a row (${stop.reason}): the rest was not sent`;
+  output.warn(output.err.yellow(`${why}; ${next}`));
 }
 
 function describeCounts(counts: OutcomeCounts): string {

@@ -2,10 +2,12 @@ import type { InspectorDelivery } from "../adapters/inspector-protocol.js";
 import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../adapters/inspector-server.js";
 import type { Destination } from "../config/resolve.js";
 import { BoundedMap } from "../core/bounded-map.js";
-import { describeOutcome, type DeliveryEvent } from "../core/deliver.js";
+import { type DeliveryEvent, type DeliveryReport, describeOutcome } from "../core/deliver.js";
+import type { Route, SubscriptionRequest } from "../core/destination/route.js";
 import { isJsonObject } from "../core/message/parse-json.js";
 import { redactUrl } from "../core/redact.js";
 import { userOf } from "../core/shard.js";
+import { requestDestination } from "../engine/request-destination.js";
 import { resendRequest } from "../engine/resend.js";
 import type { DeliveryJob, JobOutcome } from "../engine/delivery-job.js";
 import type { AcceptedRequest } from "../engine/serve.js";
@@ -65,10 +67,12 @@ class ServeInspector {
     }
   }
 
-  attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination): void {
+  /** `request`: with subscriptions, the subscription request the attempt is of (its line names the subscription). */
+  attempt(job: DeliveryJob, event: DeliveryEvent, destination: Destination, request?: SubscriptionRequest): void {
     const id = this.entryOf(job);
     if (id === undefined) return;
-    if (job.prepared.ok && !this.sent.has(id)) this.remember(id, job.prepared.message.body, destination);
+    if (job.prepared.ok && !this.sent.has(id))
+      this.remember(id, request?.body ?? job.prepared.message.body, request === undefined ? destination : requestDestination(destination, request));
     if (event.type === "retry") {
       const retrying: InspectorDelivery = {
         state: "retrying",
@@ -83,18 +87,25 @@ class ServeInspector {
     if (event.type !== "response") return;
     const text = `attempt ${event.attempt} to ${redactUrl(new URL(event.url))}: ${describeOutcome(event.outcome)} (${Math.round(event.durationMs)} ms)`;
     const ok = event.outcome.kind === "response" && event.outcome.status >= 200 && event.outcome.status < 300;
-    const delivered = ok ? { state: "delivered" as const, status: (event.outcome as { status: number }).status, attempts: event.attempt } : undefined;
+    // With subscriptions one answer is one subscription's: the event is delivered when it ends so (ended).
+    const delivered =
+      ok && request === undefined ? { state: "delivered" as const, status: (event.outcome as { status: number }).status, attempts: event.attempt } : undefined;
     this.inspector.update(id, (entry) => {
-      entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed" });
+      entry.deliveries?.push({ text, outcome: ok ? "delivered" : "failed", subscription: request?.subscription });
       entry.durationMs = Math.round(event.durationMs);
       if (delivered !== undefined) entry.delivery = delivered;
     });
   }
 
-  ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined): void {
+  ended(job: DeliveryJob, outcome: JobOutcome, reason: string | undefined, report: DeliveryReport | undefined): void {
     const id = this.entryOf(job);
-    if (id === undefined || outcome === "delivered") return;
+    const routes = job.prepared.ok ? job.prepared.message.routes : undefined;
+    if (id === undefined || (outcome === "delivered" && routes === undefined)) return;
     this.inspector.update(id, (entry) => {
+      if (outcome === "delivered") {
+        deliveredToSubscriptions(entry, routes ?? [], report);
+        return;
+      }
       // Interrupted: back in the spool or the queue, to be delivered after the next start.
       if (outcome === "interrupted") {
         entry.delivery = { state: "pending" };
@@ -114,7 +125,7 @@ class ServeInspector {
     const url = request.url ?? destination.targets[0]?.url.href ?? "";
     const result = await resendRequest(
       { method: destination.method, headers: {}, body: Buffer.from(request.body ?? body) },
-      { url, resignWith: destination.sharedSecret },
+      { url, resignWith: destination.sharedSecret, scheme: destination.scheme },
       this.env,
     ).catch((error: Error) => ({ text: `resend failed: ${error.message}`, outcome: "failed" as const }));
     this.inspector.update(id, (entry) => entry.resends.push({ text: result.text, outcome: result.outcome }));
@@ -136,6 +147,21 @@ class ServeInspector {
   private entryOf(job: DeliveryJob): number | undefined {
     return this.ids.get(String((job.origin as { messageId?: unknown } | undefined)?.messageId));
   }
+}
+
+/**
+ * An event delivered to each of its subscriptions: its attempts' lines are there, but for a
+ * subscription that sent it in a batch after another event (a batch's attempts show on its first).
+ */
+function deliveredToSubscriptions(entry: InspectorEntry, routes: readonly Route[], report: DeliveryReport | undefined): void {
+  const lines = entry.deliveries ?? [];
+  const attempts = lines.length;
+  for (const route of routes) {
+    if (route.ok && !lines.some((line) => line.subscription === route.subscription && line.outcome === "delivered"))
+      lines.push({ text: "delivered in a batch", outcome: "delivered", subscription: route.subscription });
+  }
+  const last = report?.targets.find((target) => target.result === "delivered")?.last;
+  entry.delivery = { state: "delivered", status: last?.kind === "response" ? last.status : 200, attempts: Math.max(attempts, 1) };
 }
 
 /** An inspector entry for one event of a request: its body, type and user as the client sent them (shown as text, never markup). */

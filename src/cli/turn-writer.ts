@@ -11,7 +11,7 @@ export class TurnWriter extends Writable {
   private held: (string | Buffer)[] = [];
   private scheduled = false;
 
-  constructor(private readonly target: NodeJS.WritableStream & { isTTY?: boolean }) {
+  constructor(private readonly target: NodeJS.WritableStream & { isTTY?: boolean; writableNeedDrain?: boolean }) {
     super({ decodeStrings: false });
     this.isTTY = target.isTTY;
   }
@@ -22,7 +22,10 @@ export class TurnWriter extends Writable {
       this.scheduled = true;
       setImmediate(() => this.flushNow());
     }
-    done();
+    // Stdout a slow reader drains (a pipe): its backpressure is this stream's, so that a writer
+    // that waits for "drain" here holds no more than the pipe's buffer.
+    if (this.target.writableNeedDrain === true) this.target.once("drain", () => done());
+    else done();
   }
 
   override _final(done: (error?: Error | null) => void): void {

@@ -2,6 +2,8 @@ import type { WebhookTarget } from "../core/deliver.js";
 import { ConfigError, UsageError } from "../core/errors.js";
 import type { DestinationMode } from "../core/message/prepare.js";
 import { redactUrl } from "../core/redact.js";
+import { standardSecretProblem } from "../core/standard-webhooks.js";
+import type { Destination } from "./resolve.js";
 
 // The parts of a destination that the CLI's settings (resolve.ts) and the library's sender share,
 // apart from resolve.ts, which loads the config file: the library does not load cosmiconfig.
@@ -25,6 +27,22 @@ export function checkDeliveryShape(
   if (shape.method !== "POST") throw new UsageError(`${names.method} ${shape.method} needs ${names.mode} actions (the classic destination only POSTs)`);
   if (shape.batchSize > 1)
     throw new UsageError(`${names.batchSize} ${shape.batchSize} needs ${names.mode} actions (the classic destination sends one event per request)`);
+}
+
+/**
+ * A Standard Webhooks destination's secret must be one (whsec_ and base64): refused before
+ * anything is sent, naming where it came from (a flag, the variable, the config's or the
+ * library's setting), never showing it.
+ */
+export function checkSchemeSecret<D extends Pick<Destination, "scheme" | "sharedSecret" | "secretOrigin" | "source">>(destination: D): D {
+  if (destination.scheme !== "standard" || destination.sharedSecret === undefined) return destination;
+  const problem = standardSecretProblem(destination.sharedSecret);
+  if (problem === undefined) return destination;
+  const { secretOrigin: origin, source } = destination;
+  const setting = origin !== undefined && origin !== "config file" ? origin : `${source === undefined ? "" : `sources.${source}.`}sharedSecret`;
+  throw new UsageError(`${setting} does not fit scheme standard: ${problem}`, {
+    hint: "give the whsec_ secret of the Standard Webhooks endpoint, or keep scheme segment for Segment's X-Signature",
+  });
 }
 
 /**

@@ -13,13 +13,15 @@ import { formatIssues } from "../core/message/schema.js";
 import { safeParse } from "../core/schema-check.js";
 import { stripBom } from "../core/text.js";
 import { ConfigError, UsageError } from "../core/errors.js";
-import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "./destination.js";
+import { checkDeliveryShape, checkSchemeSecret, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "./destination.js";
 import { loadConfig } from "./load.js";
 import type { DestinationMode } from "../core/message/prepare.js";
 import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
 import { loadEventFilter } from "../adapters/tsub.js";
 import { parseWebhooks, type WebhookConfig, type WhConfig } from "./schema.js";
+import { flagIssue, parseHeaderFlags } from "./header-flags.js";
 import { secretFromFlagsOrEnv, type SecretFlags, type SecretOrigin } from "./secret.js";
+import type { SigningScheme } from "../core/standard-webhooks.js";
 
 /**
  * What the user chose for delivery, parsed: the delivery flags of the command line (cli/flags/tables.ts
@@ -39,6 +41,7 @@ export interface DeliveryFlags extends SecretFlags {
   mode?: DestinationMode | undefined;
   method?: HttpMethod | undefined;
   batchSize?: number | undefined;
+  scheme?: SigningScheme | undefined;
   /** A JSON file of subscriptions (the array, or the Public API's answer): replaces the config's. */
   subscriptions?: string | undefined;
 }
@@ -53,6 +56,8 @@ export interface Destination {
   targets: WebhookTarget[];
   sharedSecret: string | undefined;
   secretOrigin: SecretOrigin | undefined;
+  /** How the secret signs: Segment's X-Signature, or Standard Webhooks' webhook-id, -timestamp and -signature. */
+  scheme: SigningScheme;
   /** classic (the seed's shapes) or actions (whole events, PUT/PATCH, batches). */
   mode: DestinationMode;
   method: HttpMethod;
@@ -91,7 +96,7 @@ export async function resolveDeliverySettings(
   env: NodeJS.ProcessEnv,
   cwd: string,
   selection: SourceSelection = "one",
-  /** The command delivers to subscriptions (wh send, wh replay); the others refuse a config with them. */
+  /** The command delivers to subscriptions (wh send, wh replay, wh serve); the others refuse a config with them. */
   takesSubscriptions = false,
 ): Promise<DeliverySettings> {
   const timeoutMs = flags.timeout ?? destinationTimeoutMs("classic");
@@ -106,6 +111,7 @@ export async function resolveDeliverySettings(
       flags,
       subscriptions,
       secret ?? (config.sharedSecret === undefined ? undefined : { value: config.sharedSecret, origin: "config file" }),
+      flags.scheme ?? config.scheme ?? "segment",
     );
     // Destination filters run before the subscriptions, as Segment applies them before the destination's actions.
     const { filters } = config;
@@ -128,7 +134,7 @@ export async function resolveDeliverySettings(
     if (!checked.ok) throw new ConfigError([...new Set(checked.issues.map(flagIssue))], { source: "the flags" });
     const shape = deliveryShapeOf(flags, choice, config);
     const filters = choice.filters ?? config.filters;
-    return {
+    return checkSchemeSecret({
       source: choice.source,
       writeKey: choice.writeKey,
       enabled: choice.enabled,
@@ -138,20 +144,28 @@ export async function resolveDeliverySettings(
       sharedSecret: secret?.value ?? choice.sharedSecret,
       secretOrigin: secret?.origin ?? (choice.sharedSecret === undefined ? undefined : "config file"),
       ...(filters === undefined ? {} : { filters, filter: await loadEventFilter(filters) }),
-    };
+    });
   });
   return { configPath: filepath, destinations: await Promise.all(destinations), caFiles: flags.ca ?? [], cwd, timeoutMs, retryWindowMs, maxAttempts };
 }
 
 /** The subscriptions of --subscriptions FILE, else of the config, compiled with Segment's engines (loaded only then). */
-async function readSubscriptions(flags: DeliveryFlags, config: WhConfig, cwd: string, takesSubscriptions: boolean): Promise<SubscriptionSet | undefined> {
+export async function readSubscriptions(
+  flags: DeliveryFlags,
+  config: WhConfig,
+  cwd: string,
+  takesSubscriptions: boolean,
+): Promise<SubscriptionSet | undefined> {
   const fromFile = flags.subscriptions === undefined ? undefined : await readSubscriptionsFile(flags.subscriptions, cwd);
   const configs = fromFile ?? config.subscriptions;
   if (configs === undefined) return undefined;
   if (!takesSubscriptions) {
-    throw new UsageError("this command does not deliver to subscriptions yet (wh send and wh replay do)", {
-      hint: "use a config without subscriptions here (--config FILE)",
-    });
+    throw new UsageError(
+      "this command does not deliver to subscriptions (wh send, replay, serve, check and the syncs do; wh ingest posts to an ingestion API, not to a destination)",
+      {
+        hint: "use a config without subscriptions here (--config FILE)",
+      },
+    );
   }
   return compileWithEngines(configs, flags.subscriptions ?? "the config's subscriptions");
 }
@@ -189,6 +203,7 @@ function subscriptionDestination(
   flags: DeliveryFlags,
   subscriptions: SubscriptionSet,
   secret: { value: string; origin: SecretOrigin } | undefined,
+  scheme: SigningScheme,
 ): Destination {
   const refused = (
     [
@@ -205,19 +220,20 @@ function subscriptionDestination(
       hint: "edit the subscriptions, or use a config without them (--config FILE)",
     });
   }
-  return {
+  return checkSchemeSecret({
     source: undefined,
     writeKey: undefined,
     enabled: true,
     targets: [],
     sharedSecret: secret?.value,
     secretOrigin: secret?.origin,
+    scheme,
     mode: "actions",
     method: "POST",
     batchSize: 1,
     timeoutMs: flags.timeout ?? destinationTimeoutMs("actions"),
     subscriptions,
-  };
+  });
 }
 
 interface SourceChoice {
@@ -229,16 +245,17 @@ interface SourceChoice {
   mode?: DestinationMode | undefined;
   method?: HttpMethod | undefined;
   batchSize?: number | undefined;
+  scheme?: SigningScheme | undefined;
   filters?: FilterConfig[] | undefined;
 }
 
-/** The mode, method and batch size: flags, then the source's, then the config's top level. */
-function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhConfig): { mode: DestinationMode; method: HttpMethod; batchSize: number } {
+/** The mode, method, batch size and signing scheme: flags, then the source's, then the config's top level. */
+function deliveryShapeOf(flags: DeliveryFlags, choice: SourceChoice, config: WhConfig): Pick<Destination, "mode" | "method" | "batchSize" | "scheme"> {
   const mode = flags.mode ?? choice.mode ?? config.mode ?? "classic";
   const method = flags.method ?? choice.method ?? config.method ?? "POST";
   const batchSize = flags.batchSize ?? choice.batchSize ?? config.batchSize ?? 1;
   checkDeliveryShape({ mode, method, batchSize });
-  return { mode, method, batchSize };
+  return { mode, method, batchSize, scheme: flags.scheme ?? choice.scheme ?? config.scheme ?? "segment" };
 }
 
 /** The sources a command is for: see SourceSelection. The flat settings are one unnamed source. */
@@ -253,6 +270,7 @@ export function chooseSources(config: WhConfig, name: string | undefined, select
       mode: value.mode,
       method: value.method,
       batchSize: value.batchSize,
+      scheme: value.scheme,
       filters: value.filters,
     }),
   );
@@ -272,25 +290,4 @@ export function chooseSources(config: WhConfig, name: string | undefined, select
   if (selection === "all-enabled") return sources.filter((source) => source.enabled);
   if (sources.length === 1 && sources[0]?.enabled) return sources;
   throw new UsageError(`the config has several sources; pick one with --source NAME (one of: ${names})`);
-}
-
-/** `--header 'Name: value'` (repeatable) into a map; names and values are checked with the config's rules. */
-function parseHeaderFlags(values: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const value of values) {
-    const colon = value.indexOf(":");
-    if (colon <= 0) throw new UsageError(`--header ${JSON.stringify(value)}: expected 'Name: value'`);
-    headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
-/** Names the flag behind a webhook issue: `[2].url: …` came from --url, `[0].headers["X-A"]: …` from --header (the file's were checked when it was read). */
-function flagIssue(issue: string): string {
-  if (/^\[\d+\]\.headers/.test(issue)) {
-    // `["X-Team"]` shown as `X-Team`: a valid name needs no quotes (an invalid one keeps them).
-    return `--header ${issue.replace(/^\[\d+\]\.headers\.?/, "").replace(/^\["([!#$%&'*+\-.^_`|~0-9A-Za-z]+)"\]/, "$1")}`;
-  }
-  if (/^\[\d+\]\.url/.test(issue)) return `--url ${issue.replace(/^\[\d+\]\.url: /, "")}`;
-  return issue.replace(/^\[\d+\]: /, "");
 }

@@ -13,7 +13,18 @@ import type { FilterConfig } from "../core/destination/filters.js";
 export const MAX_WEBHOOKS = 5;
 
 /** Headers wh sets itself; a static header may not replace them. */
-export const OWNED_HEADERS = ["content-type", "content-length", "host", "transfer-encoding", "user-agent", "x-signature", "connection"] as const;
+export const OWNED_HEADERS = [
+  "content-type",
+  "content-length",
+  "host",
+  "transfer-encoding",
+  "user-agent",
+  "x-signature",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+  "connection",
+] as const;
 
 /** Headers that change how HTTP itself works: every delivery with one would fail (undici refuses them). */
 const UNWORKABLE_HEADERS = /^(expect|upgrade|keep-alive|te|trailer|proxy-.*)$/i;
@@ -84,6 +95,8 @@ const deliveryShape = {
   mode: z.optional(z.enum(["classic", "actions"])),
   method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
   batchSize: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_ACTIONS_BATCH_SIZE))),
+  /** How sharedSecret signs: segment (X-Signature, the default) or standard (Standard Webhooks). */
+  scheme: z.optional(z.enum(["segment", "standard"])),
   /** Destination filters (a source's own replace the top level's): see filters-schema.ts. */
   filters: z.optional(filtersSchema),
 };

@@ -3,6 +3,7 @@ import { refusalReason } from "./explain-signature.js";
 import { isJsonObject } from "./message/parse-json.js";
 import { redactHeaders, redactRequestTarget } from "./redact.js";
 import { SIGNATURE_HEADER, verifyBody } from "./sign.js";
+import { STANDARD_FAILURES, verifyStandard, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from "./standard-webhooks.js";
 
 /**
  * A request as `wh listen --out` captures it: one NDJSON record, enough to verify its signature
@@ -50,12 +51,13 @@ export function asCaptureRecord(value: unknown): CaptureRecord | undefined {
 export type CaptureVerdict = "valid" | "valid-batch" | "batch-event" | "invalid" | "missing";
 
 /**
- * Whether a captured request's X-Signature holds for its exact body under `secret`; for an
- * invalid one, what most likely went wrong. A batch's later events are not signed on their own
+ * Whether a captured request's X-Signature (or, given `standard`, its Standard Webhooks headers)
+ * holds for its exact body under `secret`; for an invalid one, what most likely went wrong. A batch's later events are not signed on their own
  * (Segment signs a batch over its first event): they are `batch-event`.
  */
-export function verifyCapture(secret: string, record: CaptureRecord): { verdict: CaptureVerdict; reason?: string } {
-  const signature = Object.entries(record.headers).find(([name]) => name.toLowerCase() === SIGNATURE_HEADER.toLowerCase())?.[1];
+export function verifyCapture(secret: string, record: CaptureRecord, standard?: { toleranceSeconds: number }): { verdict: CaptureVerdict; reason?: string } {
+  if (standard !== undefined) return verifyStandardCapture(secret, record, standard.toleranceSeconds);
+  const signature = headerOf(record, SIGNATURE_HEADER);
   const body = Buffer.from(record.body, "utf8");
   if (signature === undefined) return { verdict: "missing", reason: refusalReason(secret, body, signature) };
   if (record.batch !== undefined && record.batch.index > 0)
@@ -64,4 +66,26 @@ export function verifyCapture(secret: string, record: CaptureRecord): { verdict:
   // A batch's first event is recorded as that event's text, which is what the signature covers.
   if (verdict.ok) return { verdict: verdict.kind === "batch" || record.batch !== undefined ? "valid-batch" : "valid" };
   return { verdict: "invalid", reason: refusalReason(secret, body, signature) };
+}
+
+function headerOf(record: CaptureRecord, name: string): string | undefined {
+  return Object.entries(record.headers).find(([each]) => each.toLowerCase() === name.toLowerCase())?.[1];
+}
+
+/**
+ * A captured request's Standard Webhooks headers, its timestamp judged against when it was
+ * received (a capture checked a day later still holds). Standard Webhooks signs a batch's whole
+ * body, which the capture keeps as one record per event: those cannot be checked.
+ */
+function verifyStandardCapture(secret: string, record: CaptureRecord, toleranceSeconds: number): { verdict: CaptureVerdict; reason?: string } {
+  if (record.batch !== undefined)
+    return { verdict: "batch-event", reason: `event ${record.batch.index + 1} of ${record.batch.count} of a batch, whose signature covers the whole body` };
+  const headers = {
+    id: headerOf(record, WEBHOOK_ID_HEADER),
+    timestamp: headerOf(record, WEBHOOK_TIMESTAMP_HEADER),
+    signature: headerOf(record, WEBHOOK_SIGNATURE_HEADER),
+  };
+  const result = verifyStandard(secret, headers, record.body, { nowMs: Date.parse(record.receivedAt), toleranceSeconds });
+  if (result.ok) return { verdict: "valid" };
+  return { verdict: result.reason === "missing-signature" ? "missing" : "invalid", reason: STANDARD_FAILURES[result.reason] };
 }

@@ -1,11 +1,12 @@
-import { isBody, isObject, MAX_TIMER_MS, requireArgument } from "./arguments.js";
+import { isObject, MAX_TIMER_MS, requireArgument } from "./arguments.js";
 import type { Clock } from "./clock.js";
 import type { DestinationMode } from "./message/prepare.js";
 import { MAX_REDIRECTS, redirectedRequest, type RedirectableRequest } from "./redirect.js";
 import { classifyOutcome, decideRetry, type AttemptOutcome, type RetryPolicy } from "./retry-policy.js";
 import { neutralize, untrusted } from "./untrusted.js";
 import { redactUrl } from "./redact.js";
-import { SIGNATURE_HEADER, signBody } from "./sign.js";
+import { attemptSigner, type AttemptSigner, buildRequestHeaders, segmentSecret, withTargetHeaders } from "./request-headers.js";
+import { SIGNING_SCHEMES, type SigningScheme, standardKeys } from "./standard-webhooks.js";
 
 /** One webhook URL and the static headers configured for it. */
 export interface WebhookTarget {
@@ -70,13 +71,15 @@ export interface DeliveryOptions {
   timeoutMs: number;
   userAgent: string;
   sharedSecret?: string | undefined;
+  /** How the secret signs: Segment's X-Signature (default), or Standard Webhooks' three headers. */
+  scheme?: SigningScheme | undefined;
   /** POST (default), PUT or PATCH. */
   method?: "POST" | "PUT" | "PATCH" | undefined;
   /** Follow redirects as Segment's Actions destinations do (core/redirect.ts); otherwise a 3xx is the answer. */
   followRedirects?: boolean | undefined;
   /**
    * What X-Signature is computed over, when not the body: the first event of an Actions batch,
-   * as Segment signs batches.
+   * as Segment signs batches. Standard Webhooks signs the body sent, whatever this says.
    */
   signedText?: string | undefined;
   /** A request without a body (a subscription whose data mapped to nothing) has no Content-Type, as actions-core's request client sends it. */
@@ -90,33 +93,6 @@ export interface DeliveryOptions {
   /** Aborting stops every attempt and sleep: the report's outcome is then "aborted". */
   signal?: AbortSignal | undefined;
   onEvent?: (event: DeliveryEvent) => void;
-}
-
-/**
- * The headers of every request for one body: signed once, over the exact bytes that are sent.
- * A URL's static headers come last (the config refuses the names wh owns). `json` false: no
- * Content-Type (a request without a body).
- */
-export function buildRequestHeaders(body: string | Uint8Array, userAgent: string, sharedSecret: string | undefined, json = true): Record<string, string> {
-  requireArgument(isBody(body), "body", "a string or bytes", body);
-  requireArgument(typeof userAgent === "string", "userAgent", "a string", userAgent);
-  requireArgument(sharedSecret === undefined || typeof sharedSecret === "string", "sharedSecret", "a string or undefined", sharedSecret);
-  const headers: Record<string, string> = json ? { "Content-Type": "application/json", "User-Agent": userAgent } : { "User-Agent": userAgent };
-  if (sharedSecret !== undefined) headers[SIGNATURE_HEADER] = signBody(sharedSecret, body);
-  return headers;
-}
-
-/**
- * A URL's own headers over the request's, whatever the case of their names (a subscription's
- * mapped `user-agent` replaces `User-Agent`, as in actions-core's request client).
- */
-export function withTargetHeaders(base: Readonly<Record<string, string>>, own: Readonly<Record<string, string>>): Record<string, string> {
-  const names = Object.keys(own);
-  if (names.length === 0) return { ...base };
-  const replaced = new Set(names.map((name) => name.toLowerCase()));
-  const merged: Record<string, string> = {};
-  for (const [name, value] of Object.entries(base)) if (!replaced.has(name.toLowerCase())) merged[name] = value;
-  return Object.assign(merged, own);
 }
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -142,16 +118,22 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
   // UTF-16, so the encoding has no choices to make).
-  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, options.sharedSecret, options.withoutContentType !== true);
+  const secret = segmentSecret(options.scheme, options.sharedSecret);
+  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, secret, options.withoutContentType !== true);
+  const request = { body, headers, sign: attemptSigner(options.scheme, options.sharedSecret, body) };
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
-  const targets =
-    only !== undefined ? [await deliverToTarget(only, body, headers, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(body, headers, options);
-  const delivered = targets.find((target) => target.result === "delivered");
+  const targets = only !== undefined ? [await deliverToTarget(only, request, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(request, options);
+  let delivered: TargetReport | undefined;
+  let attempts = 0;
+  for (const target of targets) {
+    if (delivered === undefined && target.result === "delivered") delivered = target;
+    attempts += target.attempts;
+  }
   const report: DeliveryReport = {
     outcome: delivered !== undefined ? "delivered" : options.signal?.aborted ? "aborted" : "failed",
     deliveredTo: delivered?.url,
-    attempts: targets.reduce((sum, target) => sum + target.attempts, 0),
+    attempts,
     durationMs: clock.now() - startedAtMs,
     targets,
   };
@@ -173,19 +155,19 @@ function checkDelivery(body: string, options: DeliveryOptions): void {
   requireArgument(typeof transport?.post === "function", "options.transport", "an HttpTransport, with post()", transport);
   requireArgument(typeof clock?.now === "function" && typeof clock.sleep === "function", "options.clock", "a Clock, with now() and sleep()", clock);
   requireArgument(isObject(options.policy), "options.policy", "a RetryPolicy", options.policy);
-  requireArgument(
-    typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS,
-    "options.timeoutMs",
-    `a number from 1 to ${MAX_TIMER_MS}`,
-    timeoutMs,
-  );
+  requireArgument(options.scheme === undefined || SIGNING_SCHEMES.includes(options.scheme), "options.scheme", '"segment" or "standard"', options.scheme);
+  if (options.scheme === "standard" && options.sharedSecret !== undefined) standardKeys(options.sharedSecret, "options.sharedSecret");
+  requireArgument(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS, "options.timeoutMs", TIMEOUT_RANGE, timeoutMs);
 }
+
+/** Built once: checkDelivery runs for every event of a replay. */
+const TIMEOUT_RANGE = `a number from 1 to ${MAX_TIMER_MS}`;
 
 /**
  * Several URLs at once: the first 2xx cancels the others. (One URL needs none of this: the
  * caller's signal is enough, and replay saves an AbortController and its listeners per event.)
  */
-async function deliverToEach(body: string, headers: Record<string, string>, options: DeliveryOptions): Promise<TargetReport[]> {
+async function deliverToEach(request: OneRequest, options: DeliveryOptions): Promise<TargetReport[]> {
   const cancel = new AbortController();
   const outer = options.signal;
   const onOuterAbort = (): void => cancel.abort();
@@ -194,7 +176,7 @@ async function deliverToEach(body: string, headers: Record<string, string>, opti
   try {
     return await Promise.all(
       options.targets.map(async (target) => {
-        const report = await deliverToTarget(target, body, headers, options, cancel.signal);
+        const report = await deliverToTarget(target, request, options, cancel.signal);
         if (report.result === "delivered") cancel.abort();
         return report;
       }),
@@ -204,16 +186,22 @@ async function deliverToEach(body: string, headers: Record<string, string>, opti
   }
 }
 
+/** What every URL is sent: the body, its headers, and the signer of each attempt's own headers. */
+interface OneRequest {
+  body: string;
+  headers: Record<string, string>;
+  sign: AttemptSigner | undefined;
+}
+
 async function deliverToTarget(
   target: WebhookTarget,
-  body: string,
-  baseHeaders: Record<string, string>,
+  { body, headers: baseHeaders, sign }: OneRequest,
   options: DeliveryOptions,
   signal: AbortSignal,
 ): Promise<TargetReport> {
   const { clock, onEvent } = options;
   const url = urlLabel(target.url);
-  const headers = Object.keys(target.headers).length === 0 ? baseHeaders : withTargetHeaders(baseHeaders, target.headers);
+  const headers = hasKeys(target.headers) ? withTargetHeaders(baseHeaders, target.headers) : baseHeaders;
   const random = options.random ?? Math.random;
   const report: TargetReport = { url, attempts: 0, last: undefined, result: "cancelled" };
   const firstAttemptAtMs = clock.now();
@@ -225,7 +213,7 @@ async function deliverToTarget(
     const request = {
       url: target.url,
       method: options.method ?? "POST",
-      headers: attempt === undefined ? headers : { ...headers, ...attempt.headers },
+      headers: attempt === undefined && sign === undefined ? headers : { ...headers, ...attempt?.headers, ...sign?.(sentAtMs) },
       body: attempt?.body ?? body,
     };
     const outcome = await postOnce(request, options, signal);
@@ -260,14 +248,15 @@ async function deliverToTarget(
  * within the one timeout (actions-core's request client times the whole fetch, redirects
  * included). Past MAX_REDIRECTS the attempt fails as node-fetch's does.
  */
-async function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
-  const { transport, timeoutMs, clock } = options;
-  const post = (request: RedirectableRequest, ms: number): Promise<AttemptOutcome> =>
-    transport.post(request.url, request.headers, request.body, { signal, timeoutMs: ms, method: request.method });
+function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  // With no redirect to follow, the transport's own promise: no async step of its own per attempt.
+  return options.followRedirects === true ? postFollowing(first, options, signal) : post(first, options.transport, signal, options.timeoutMs);
+}
+
+async function postFollowing(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+  const { timeoutMs, clock } = options;
   const startedAtMs = clock.now();
-  const outcome = await post(first, timeoutMs);
-  if (options.followRedirects !== true) return outcome;
-  let last = outcome;
+  let last = await post(first, options.transport, signal, timeoutMs);
   let request = first;
   for (let followed = 0; ; followed += 1) {
     const next = redirectedRequest(request, last);
@@ -276,8 +265,18 @@ async function postOnce(first: RedirectableRequest, options: DeliveryOptions, si
     const leftMs = timeoutMs - (clock.now() - startedAtMs);
     if (leftMs <= 0) return { kind: "error", code: "timeout", message: `no response within ${timeoutMs}ms, redirects included` };
     request = next;
-    last = await post(request, leftMs);
+    last = await post(request, options.transport, signal, leftMs);
   }
+}
+
+/** Whether an object has an own enumerable key, without Object.keys' array per delivery. */
+function hasKeys(object: Readonly<Record<string, string>>): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
+}
+
+function post(request: RedirectableRequest, transport: HttpTransport, signal: AbortSignal, timeoutMs: number): Promise<AttemptOutcome> {
+  return transport.post(request.url, request.headers, request.body, { signal, timeoutMs, method: request.method });
 }
 
 /**

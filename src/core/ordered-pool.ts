@@ -139,6 +139,7 @@ export class OrderedPool {
   }
 
   private wake(): void {
+    if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const resolve of waiters) resolve();

@@ -5,8 +5,9 @@
 export const MASK = "***";
 
 /**
- * Header names whose values are credentials. Not X-Signature: it is the HMAC of its own body,
- * which reveals nothing of the secret, and a capture needs it to be verified again.
+ * Header names whose values are credentials. Not X-Signature nor Standard Webhooks'
+ * webhook-signature: each is an HMAC of its own request, which reveals nothing of the secret, and
+ * a capture needs it to be verified again.
  */
 const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|key|auth|pass|signature/i;
 
@@ -43,9 +44,11 @@ export function redactRequestTarget(target: string): string {
   return query === -1 ? target : `${target.slice(0, query)}${redactQuery(target.slice(query))}`;
 }
 
+const SIGNATURES = new Set(["x-signature", "webhook-signature"]);
+
 /** Whether a header's value is a credential (see CREDENTIAL_HEADER). */
 function isCredentialHeader(name: string): boolean {
-  return name.toLowerCase() !== "x-signature" && CREDENTIAL_HEADER.test(name);
+  return !SIGNATURES.has(name.toLowerCase()) && CREDENTIAL_HEADER.test(name);
 }
 
 /** A header's value for output: credentials are masked. */

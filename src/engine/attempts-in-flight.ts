@@ -28,7 +28,17 @@ export class AttemptsInFlight implements InFlight {
       post: (url, headers, body, options) => {
         const attempt = { at: performance.now() };
         this.started.add(attempt);
-        return transport.post(url, headers, body, options).finally(() => this.end(attempt));
+        // Not finally(), which makes two more promises per request for the answer to pass through.
+        return transport.post(url, headers, body, options).then(
+          (result) => {
+            this.end(attempt);
+            return result;
+          },
+          (error: unknown) => {
+            this.end(attempt);
+            throw error;
+          },
+        );
       },
     };
   }
@@ -56,7 +66,9 @@ export class AttemptsInFlight implements InFlight {
     this.started.delete(attempt);
     // Told after the delivery has taken its answer (a turn later): a listener that cuts the run
     // must not make an answer that came back count as cut off. Still none by then, or not at all.
-    if (this.started.size === 0)
+    // Only when someone listens (a run that stops): one user's events, sent one at a time, empty
+    // the set at every answer. A listener added later is added while requests are on the wire.
+    if (this.started.size === 0 && this.noneListeners.size > 0)
       setImmediate(() => {
         if (this.started.size === 0) for (const listener of [...this.noneListeners]) listener();
       });

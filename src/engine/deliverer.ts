@@ -73,6 +73,8 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   const inFlight = new AttemptsInFlight();
   const transport = inFlight.watch(undici);
   const policy = { ...DEFAULT_RETRY_POLICY, windowMs: settings.retryWindowMs, maxAttempts: settings.maxAttempts };
+  // One per mode, made here: spread per event ({ ...policy, statuses }), it was 390 bytes of garbage each.
+  const policies = { classic: { ...policy, statuses: "classic" }, actions: { ...policy, statuses: "actions" } } as const;
   // The retries waiting and why (what the progress line says), and "retry now".
   const waits = new RetryWaits(options.clock ?? systemClock);
   const { clock } = waits;
@@ -96,10 +98,11 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         targets: destination.targets,
         transport,
         clock,
-        policy: { ...policy, statuses: destination.mode },
+        policy: policies[destination.mode],
         timeoutMs: destination.timeoutMs,
         userAgent: destinationUserAgent(destination.mode),
         sharedSecret: destination.sharedSecret,
+        scheme: destination.scheme,
         method: destination.method,
         followRedirects: destination.mode === "actions",
         signedText: options.signedText,

@@ -1,6 +1,7 @@
 import { describeTargets } from "../core/delivery-record.js";
 import type { DeliveryReport } from "../core/deliver.js";
-import { describeUnmapped, planRequests, type Route, type SubscriptionRequest } from "../core/destination/route.js";
+import { describeUnmapped, planRequests, type Route, routeMessage, type SubscriptionRequest } from "../core/destination/route.js";
+import type { SubscriptionSet } from "../core/destination/subscriptions.js";
 import type { OrderedPool } from "../core/ordered-pool.js";
 import type { DeliveryJob } from "./delivery-job.js";
 import type { RunOptions } from "./run-deliveries.js";
@@ -53,7 +54,11 @@ export async function sendRouted(jobs: readonly DeliveryJob[], context: RoutedRu
       const onEvent = options.onDeliveryEvent;
       const first = carried[0] as DeliveryJob;
       const report = await sendUntilCut(context.cut, carried, (signal) =>
-        (sender.sendRequest as NonNullable<typeof sender.sendRequest>)(request, signal, onEvent === undefined ? undefined : (event) => onEvent(first, event)),
+        (sender.sendRequest as NonNullable<typeof sender.sendRequest>)(
+          request,
+          signal,
+          onEvent === undefined ? undefined : (event) => onEvent(first, event, request),
+        ),
       );
       for (const index of request.events) settle(jobs[index] as DeliveryJob, tallies[index] as Tally, request, report, recorder);
     });
@@ -90,4 +95,16 @@ function settle(job: DeliveryJob, tally: Tally, request: SubscriptionRequest, re
     recorder.finish(job, "failed", tally.failed[0]?.report, [...failures, ...unmapped].join("; "), missed);
   } else if (tally.unmapped.length > 0) recorder.finish(job, "invalid", undefined, describeUnmapped(tally.unmapped), missed);
   else recorder.finish(job, "delivered", report);
+}
+
+/**
+ * A forwarder's jobs routed to its destination's subscriptions as they are read (wh serve): the
+ * store keeps each event as it was accepted, and which subscriptions get it, mapped how, is
+ * decided when it is delivered, as Segment's pipeline does behind its tracking API.
+ */
+export async function* routeJobs(batches: AsyncIterable<readonly DeliveryJob[]>, set: SubscriptionSet): AsyncIterable<readonly DeliveryJob[]> {
+  for await (const jobs of batches) {
+    for (const job of jobs) job.prepared = await routeMessage(job.prepared, set);
+    yield jobs;
+  }
 }

@@ -58,12 +58,15 @@ export interface RunOptions {
   fractionRead?: (() => number | undefined) | undefined;
   /** With --resume: what the earlier parts of the run came to, from the journal. */
   earlier?: OutcomeCounts | undefined;
-  /** Stop reading after this many identical final failures in a row (--max-failures); 0 or absent: never. */
+  /** Stop reading after this many identical final failures, or invalid lines, in a row (--max-failures); 0 or absent: never. */
   maxFailures?: number | undefined;
   /** Called once per job when its outcome is known (before the journal records it). */
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined) => void;
-  /** Sees every attempt and answer of every job (--verbose); absent, nothing is built for it. */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent) => void) | undefined;
+  /**
+   * Sees every attempt and answer of every job (--verbose); absent, nothing is built for it.
+   * `request`: the subscription request it is of, when events are routed to subscriptions.
+   */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, request?: SubscriptionRequest) => void) | undefined;
   /** A dry run (no sender) hands each request here instead of sending it. */
   onDryRun?: (
     job: DeliveryJob,
@@ -80,7 +83,7 @@ export interface RunSummary extends RunCounts {
   earlier: OutcomeCounts;
   /** The output file that could not be written, which stopped the run. */
   writeError: OutputWriteError | undefined;
-  /** Set when the run stopped reading after --max-failures identical failures in a row. */
+  /** Set when the run stopped reading after --max-failures identical failures, or invalid lines, in a row. */
   stoppedByFailures?: FailureStop | undefined;
   elapsedMs: number;
   eventsPerSecond: number;
@@ -170,7 +173,11 @@ class DeliveryRun {
   /** Reads until the input ends or the run stops. */
   private async read(jobs: AsyncIterable<readonly DeliveryJob[]>): Promise<void> {
     for await (const batch of jobs) {
-      for (const job of batch) if (!(await this.take(job))) return;
+      for (const job of batch) {
+        // A promise only when the job must wait (for room in the pool, or its turn under --rate).
+        const taken = this.take(job);
+        if (!(typeof taken === "boolean" ? taken : await taken)) return;
+      }
       // A batch never waits for more input than was read together (stdin may pause for long).
       if (this.pendingBatch.length > 0 && !(await this.sendBatch(this.pendingBatch.splice(0)))) return;
       if (this.routed.length > 0 && !(await sendRouted(this.routed.splice(0), this.routedContext()))) return;
@@ -178,7 +185,7 @@ class DeliveryRun {
   }
 
   /** Ends, holds for a batch, or starts one job; false when the run stopped. */
-  private async take(job: DeliveryJob): Promise<boolean> {
+  private take(job: DeliveryJob): boolean | Promise<boolean> {
     const { options, recorder } = this;
     if (this.stop.reading.signal.aborted) return false;
     this.jobsRead += 1;
@@ -187,6 +194,7 @@ class DeliveryRun {
       recorder.finish(job, "invalid", undefined, prepared.error);
       return true;
     }
+    recorder.readValid();
     if (!prepared.message.enabled) {
       recorder.finish(job, "skipped", undefined, prepared.message.skipReason);
       return true;
@@ -205,13 +213,17 @@ class DeliveryRun {
       recorder.finish(job, "dry-run");
       return true;
     }
-    if (options.ratePerSecond !== undefined && !(await this.waitForRate(options.ratePerSecond))) return false;
-    await this.send(options.sender, job, prepared.message);
-    return true;
+    if (options.ratePerSecond !== undefined) return this.sendAtRate(options.ratePerSecond, options.sender, job, prepared.message);
+    return this.send(options.sender, job, prepared.message);
   }
 
-  /** Starts one job's delivery (waiting for room in the pool). */
-  private async send(sender: Sender, job: DeliveryJob, message: PreparedMessage): Promise<void> {
+  /** Starts one job's delivery at its turn under --rate; false when the run stopped meanwhile. */
+  private async sendAtRate(ratePerSecond: number, sender: Sender, job: DeliveryJob, message: PreparedMessage): Promise<boolean> {
+    return (await this.waitForRate(ratePerSecond)) && (await this.send(sender, job, message));
+  }
+
+  /** Starts one job's delivery, waiting for room in the pool: a promise only when it must. */
+  private send(sender: Sender, job: DeliveryJob, message: PreparedMessage): true | Promise<true> {
     const { options, recorder } = this;
     const submitted = this.pool.submit(options.ordered ? message.userKey : undefined, async () => {
       const onEvent = options.onDeliveryEvent;
@@ -222,7 +234,7 @@ class DeliveryRun {
       else if (report.outcome === "failed") recorder.finish(job, "failed", report, describeTargets(report));
       else recorder.finish(job, "interrupted", report);
     });
-    if (typeof submitted !== "boolean") await submitted;
+    return typeof submitted === "boolean" ? true : submitted.then(() => true);
   }
 
   /**
@@ -276,37 +288,4 @@ class DeliveryRun {
     this.nextStartAt = Math.max(this.nextStartAt, Date.now() - 1_000) + 1_000 / ratePerSecond;
     return !this.stop.reading.signal.aborted;
   }
-}
-
-/** What the whole run came to: this part and the earlier parts of a resumed run. */
-export function wholeRunCounts(summary: RunSummary): OutcomeCounts {
-  const { earlier } = summary;
-  return {
-    delivered: earlier.delivered + summary.delivered,
-    skipped: earlier.skipped + summary.skipped,
-    filtered: earlier.filtered + summary.filtered,
-    unmatched: earlier.unmatched + summary.unmatched,
-    invalid: earlier.invalid + summary.invalid,
-    failed: earlier.failed + summary.failed,
-  };
-}
-
-/**
- * Whether the run went through its whole input (no Ctrl-C, no write error, no --max-failures
- * stop, nothing cut off): only then is its journal completed, and a --resume has nothing to do.
- */
-export function ranToTheEnd(summary: RunSummary | undefined, interrupted: boolean): summary is RunSummary {
-  return summary !== undefined && !interrupted && summary.unfinished === 0 && summary.writeError === undefined && summary.stoppedByFailures === undefined;
-}
-
-/**
- * The exit code of a run, earlier parts of a resumed run included: 74 when an output file could
- * not be written, 130 after Ctrl-C, 1 when anything was invalid or failed (a run stopped by
- * --max-failures is one), else 0.
- */
-export function runExitCode(summary: RunSummary, interrupted: boolean): number {
-  if (summary.writeError !== undefined) return 74;
-  if (interrupted) return 130;
-  const whole = wholeRunCounts(summary);
-  return whole.invalid + whole.failed > 0 ? 1 : 0;
 }

@@ -8,7 +8,8 @@ import { keptFile } from "../adapters/output-file.js";
 import { UsageError } from "../core/errors.js";
 import { requireNdjson } from "./ndjson-input.js";
 import { skipFinishedLines } from "./resume.js";
-import { wholeRunCounts, type RunSummary } from "./run-deliveries.js";
+import type { RunSummary } from "./run-deliveries.js";
+import { wholeRunCounts } from "./run-outcome.js";
 
 export interface RunFilesOptions extends JournalHeader {
   /** How messages name the input: a file name, or "standard input". */

@@ -35,7 +35,7 @@ export interface RecorderOptions {
  * journals it, flushing both logs once per turn of the event loop. A failed or invalid job is
  * journaled only once its dead-letter record is written whole, and the record is kept only once
  * its job is journaled. The first output file that cannot be written is kept, and so is a streak
- * of identical failures that reached the limit: either one stops the run (`stopRun`).
+ * of identical failures or invalid lines that reached the limit: either one stops the run (`stopRun`).
  */
 export class RunRecorder {
   readonly counts: RunCounts;
@@ -62,9 +62,14 @@ export class RunRecorder {
     this.streak = new FailureStreak(options.maxFailures);
   }
 
-  /** Set when identical failures in a row reached --max-failures and stopped the run. */
+  /** Set when identical failures, or invalid lines, in a row reached --max-failures and stopped the run. */
   get stoppedByFailures(): FailureStop | undefined {
     return this.streak.stop;
+  }
+
+  /** A line was read that is not invalid: it ends a streak of invalid lines, which are counted in the input's order. */
+  readValid(): void {
+    this.streak.readValid();
   }
 
   /** A job ended: `interrupted` (or anything, once a write error stops the run) is not recorded, and sent again on resume. */
@@ -85,7 +90,7 @@ export class RunRecorder {
     this.counts[outcome] += 1;
     const skip = outcome === "skipped" ? skipKindOf(job) : undefined;
     countSkip(this.counts, skip);
-    if (this.streak.note(outcome, report)) this.stopRun();
+    if (this.streak.note(job, outcome, report, reason)) this.stopRun();
     if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
       deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report, subscriptions))}\n`);
       this.deadJobs.push({ job, outcome });

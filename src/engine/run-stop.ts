@@ -57,12 +57,12 @@ export class RunStop {
   }
 }
 
-/** Sends with a signal that `stop` aborts, and so do the jobs' own signals when they have them. */
-export async function sendUntilCut(
-  stop: AbortSignal,
-  jobs: readonly DeliveryJob[],
-  send: (signal: AbortSignal) => Promise<DeliveryReport>,
-): Promise<DeliveryReport> {
+/**
+ * Sends with a signal that `stop` aborts, and so do the jobs' own signals when they have them.
+ * Not async: a replay's jobs have no signals of their own, and their send's promise is handed on
+ * as it is, without one more promise and turn per event.
+ */
+export function sendUntilCut(stop: AbortSignal, jobs: readonly DeliveryJob[], send: (signal: AbortSignal) => Promise<DeliveryReport>): Promise<DeliveryReport> {
   let sources: Set<AbortSignal> | undefined;
   for (const job of jobs) {
     if (job.signal === undefined) continue;

@@ -2,9 +2,11 @@ import { startTrackingServer } from "../adapters/tracking-server.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
 import { type Clock, clockStamps } from "../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../core/deliver.js";
+import type { SubscriptionRequest } from "../core/destination/route.js";
 import type { OutputWriteError } from "../core/errors.js";
-import { type MessageStamps, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
-import { browserSettings, RecentIds } from "../core/message/tracking.js";
+import { type MessageStamps, onlyTo, prepareMessage, type PrepareResult } from "../core/message/prepare.js";
+import { RecentIds } from "../core/message/recent-ids.js";
+import { browserSettings } from "../core/message/tracking.js";
 import { untrusted } from "../core/untrusted.js";
 import type { WaitReason } from "./deliverer.js";
 import type { RunSummary } from "./run-deliveries.js";
@@ -15,7 +17,7 @@ import { startForwarding, type Forwarding } from "./serve/forwarders.js";
 import { ServeMetrics } from "./serve/metrics.js";
 import { RedisStore } from "./serve/redis-store.js";
 import { SpoolStore } from "./serve/spool-store.js";
-import type { JobMaker, StoredEvent } from "./serve/stored-event.js";
+import { eventLabel, type JobMaker, type StoredEvent } from "./serve/stored-event.js";
 
 export type { AcceptedRequest } from "./serve/accept.js";
 
@@ -44,8 +46,8 @@ export interface ServeOptions {
   newId: () => string;
   onRequest?: (request: AcceptedRequest) => void;
   onOutcome?: (job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void;
-  /** Every attempt and answer (--verbose); absent, nothing is built for it. */
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
+  /** Every attempt and answer (--verbose, the inspector); `request`: the subscription request it is of, with subscriptions. */
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, request?: SubscriptionRequest) => void) | undefined;
   /** A source's forwarding stopped (its dead-letter file or the spool could not be written). */
   onForwardingStopped?: (destination: Destination, error: OutputWriteError) => void;
   /** Redis Streams instead of the local spool: `redis://…`, and the partitions of a new queue. */
@@ -70,6 +72,8 @@ export interface ServeHandle {
   done: Promise<RunSummary[]>;
   /** Deliveries waiting to retry, and why, per URL (none when this process does not forward). */
   waiting(): WaitReason[];
+  /** Events accepted and not yet ended (delivered, skipped or dead-lettered), when the store can tell at once: the spool's, not Redis's. */
+  backlog(): number | undefined;
   /** Every delivery waiting to retry tries again now (POST /retry, a key, SIGUSR1); returns how many. */
   retryNow(): number;
 }
@@ -157,6 +161,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     dataDir: options.dataDir,
     done,
     waiting: () => forwarding?.waiting() ?? [],
+    backlog: () => store.backlog(),
     retryNow,
   };
 }
@@ -202,7 +207,10 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
     const prepared: PrepareResult =
       own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(stored.source)}, which the config no longer has` }
-        : (preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }));
+        : onlyTo(
+            preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }),
+            stored.subscriptions,
+          );
     const messageId = stored.event.messageId as string;
     const job: DeliveryJob = {
       number,
@@ -211,8 +219,10 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
         return JSON.stringify(stored.event);
       },
       prepared,
-      // The client chose the messageId: the label is printed, so it is neutralised.
-      label: `event ${untrusted(messageId)}`,
+      // Made when a line prints it (its failure, --verbose, the terminal's delivered line), not for every event.
+      get label() {
+        return eventLabel(stored.event);
+      },
       origin: { messageId, ...(stored.source === null ? {} : { source: stored.source }), receivedAt: stored.event.receivedAt },
     };
     return { destination, job };

@@ -129,7 +129,7 @@ export async function sendToSubscriptions(
 
 /** With subscriptions, the URLs, methods and headers are the mappings': the settings that set them otherwise are refused. */
 export function subscriptionDestination(
-  settings: Pick<WebhookSenderSettings, "method" | "mode" | "sharedSecret" | "timeoutMs"> & { webhooks?: unknown },
+  settings: Pick<WebhookSenderSettings, "method" | "mode" | "sharedSecret" | "scheme" | "timeoutMs"> & { webhooks?: unknown },
   routed: SubscriptionSet,
 ): Destination {
   const refused =
@@ -142,6 +142,7 @@ export function subscriptionDestination(
     targets: [],
     sharedSecret: settings.sharedSecret,
     secretOrigin: undefined,
+    scheme: settings.scheme ?? "segment",
     mode: "actions",
     method: "POST",
     batchSize: 1,

@@ -6,7 +6,7 @@ import { parseFilters, parseWebhooks } from "../config/schema.js";
 import { loadEventFilter } from "../adapters/tsub.js";
 import type { EventFilter, FilterConfig } from "../core/destination/filters.js";
 import type { SkipKind } from "../core/message/skip.js";
-import { checkDeliveryShape, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
+import { checkDeliveryShape, checkSchemeSecret, DEFAULT_RETRY_WINDOW_MS, type HttpMethod, webhookTarget } from "../config/destination.js";
 import type { Destination } from "../config/resolve.js";
 import { fanOutOf, withAnySignal } from "../core/any-signal.js";
 import { type Clock, clockStamps } from "../core/clock.js";
@@ -18,6 +18,7 @@ import { createDeliverer } from "../engine/deliverer.js";
 import type { SubscriptionSet } from "../core/destination/subscriptions.js";
 import { loadSubscriptionSet, sendToSubscriptions, subscriptionDestination, type SubscriptionDelivery } from "./subscription-send.js";
 import { type AttemptRecord, recordAttempt } from "./attempt-history.js";
+import type { SigningScheme } from "../core/standard-webhooks.js";
 
 export type { AttemptRecord } from "./attempt-history.js";
 import { aClock, aFunction, anAbortSignal, millisecondsOf, numberOf, parseSettings } from "./settings.js";
@@ -35,8 +36,13 @@ export interface WebhookSenderSettings {
    * matches, as its mapping makes it (URL, method, headers, data). Up to 5; actions mode.
    */
   subscriptions?: readonly SubscriptionInput[] | { data: { subscriptions: readonly SubscriptionInput[] } } | undefined;
-  /** Signs each body (X-Signature); without it nothing is signed. */
+  /** Signs each body (X-Signature, or with scheme standard a whsec_ secret); without it nothing is signed. */
   sharedSecret?: string | undefined;
+  /**
+   * segment (default): X-Signature, Segment's hex HMAC-SHA1. standard: Standard Webhooks'
+   * webhook-id (the messageId), webhook-timestamp (each attempt's) and webhook-signature.
+   */
+  scheme?: SigningScheme | undefined;
   /** classic (default): the seed's shapes, POST. actions: whole events, PUT or PATCH allowed. */
   mode?: DestinationMode | undefined;
   method?: HttpMethod | undefined;
@@ -115,6 +121,7 @@ const senderSettings = z.object({
   // Checked by the config's subscription schema, then Segment's engines (loadSubscriptionSet).
   subscriptions: z.optional(z.unknown()),
   sharedSecret: z.optional(z.string().check(z.minLength(1, "must not be empty: give the secret, or leave it out to send unsigned"))),
+  scheme: z.optional(z.enum(["segment", "standard"])),
   mode: z.optional(z.enum(["classic", "actions"])),
   method: z.optional(z.enum(["POST", "PUT", "PATCH"])),
   timeoutMs: z.optional(millisecondsOf(1)),
@@ -137,7 +144,7 @@ export async function createWebhookSender(settings: WebhookSenderSettings): Prom
   if (!checked.ok) throw new UsageError(checked.problem);
   const given = checked.value;
   const routed = given.subscriptions === undefined ? undefined : await loadSubscriptionSet(given.subscriptions);
-  const destination = destinationOf(given, routed);
+  const destination = checkSchemeSecret(destinationOf(given, routed));
   const filter = await loadEventFilter(filtersOf(given.filters));
   const clock = given.clock ?? systemClock;
   const stamps = clockStamps(clock, given.newId ?? randomUUID);
@@ -205,6 +212,7 @@ function destinationOf(settings: z.output<typeof senderSettings>, routed: Subscr
     targets: checked.value.map((hook) => webhookTarget(new URL(hook.url), hook.headers ?? {})),
     sharedSecret: settings.sharedSecret,
     secretOrigin: undefined,
+    scheme: settings.scheme ?? "segment",
     mode,
     method,
     batchSize: 1,

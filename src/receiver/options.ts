@@ -1,5 +1,6 @@
 import { UsageError } from "../core/errors.js";
 import { isJsonObject } from "../core/message/parse-json.js";
+import { DEFAULT_TOLERANCE_SECONDS, SIGNING_SCHEMES, type SigningScheme, standardKeys } from "../core/standard-webhooks.js";
 
 // What the receiver entry points are given, checked when they are called or made: from plain
 // JavaScript anything can arrive, and a wrong option must never become "accept everything", a
@@ -20,12 +21,25 @@ export interface WebhookOptions<Batches extends boolean = false> {
    * append any events they like. With it on, a batch's webhook says which part is which.
    */
   batches?: Batches | undefined;
+  /**
+   * segment (default): X-Signature. standard: Standard Webhooks' webhook-id, webhook-timestamp and
+   * webhook-signature, with a `whsec_` secret; the whole body is signed, a batch too.
+   */
+  scheme?: SigningScheme | undefined;
+  /** scheme standard: how many seconds webhook-timestamp may be from now, either way (default 300). */
+  toleranceSeconds?: number | undefined;
 }
 
-export interface CheckedOptions {
-  secret: string;
+export interface CheckedOptions extends CheckedSigning {
   maxBytes: number;
+}
+
+/** What verifying a request takes: the secret, the scheme and its tolerance, whether batches pass. */
+export interface CheckedSigning {
+  secret: string;
   batches: boolean;
+  scheme: SigningScheme;
+  toleranceSeconds: number;
 }
 
 /** How a value from plain JavaScript is named in a message (never its content: it may be a secret). */
@@ -58,7 +72,20 @@ export function checkBatches(batches: unknown): boolean {
   return batches === true;
 }
 
-const OPTION_NAMES = ["secret", "maxBytes", "batches"] as const;
+/** The scheme and tolerance, checked with the secret: a standard secret must be whsec_ and base64. */
+export function checkSigning(given: Record<string, unknown>): CheckedSigning {
+  const secret = checkSecret(given.secret);
+  const scheme = given.scheme ?? "segment";
+  if (!SIGNING_SCHEMES.includes(scheme as SigningScheme)) throw new UsageError(`scheme must be "segment" or "standard" (got ${describeValue(scheme)})`);
+  if (scheme === "standard") standardKeys(secret, "secret");
+  const tolerance = given.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  if (typeof tolerance !== "number" || !Number.isFinite(tolerance) || tolerance < 0)
+    throw new UsageError(`toleranceSeconds must be a number of seconds, 0 or more (got ${describeValue(given.toleranceSeconds)})`);
+  return { secret, batches: checkBatches(given.batches), scheme: scheme as SigningScheme, toleranceSeconds: tolerance };
+}
+
+export const SIGNING_OPTION_NAMES = ["secret", "batches", "scheme", "toleranceSeconds"] as const;
+const OPTION_NAMES = ["secret", "maxBytes", "batches", "scheme", "toleranceSeconds"] as const;
 
 /** The adapters' options, checked when the adapter is made. */
 export function checkOptions(options: unknown): CheckedOptions {
@@ -66,7 +93,7 @@ export function checkOptions(options: unknown): CheckedOptions {
   const maxBytes = given.maxBytes === undefined ? DEFAULT_MAX_BODY_BYTES : given.maxBytes;
   if (typeof maxBytes !== "number" || !Number.isSafeInteger(maxBytes) || maxBytes <= 0)
     throw new UsageError(`maxBytes must be a positive whole number of bytes (got ${describeValue(given.maxBytes)})`);
-  return { secret: checkSecret(given.secret), maxBytes, batches: checkBatches(given.batches) };
+  return { ...checkSigning(given), maxBytes };
 }
 
 /** A handler the adapter will call for each verified request: checked now, not at the first request. */

@@ -1,8 +1,10 @@
-import { readdir } from "node:fs/promises";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { hmacHex, lines, makeTempDir } from "../cli/run-wh.js";
+import { trackSubscription } from "../cli/serve-subscriptions-scenario.js";
 import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
@@ -136,6 +138,27 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     expect(curl.slice(-2)).toEqual(["--data-binary", body]);
     // makeTempDir's own package.json, and nothing the commands could have made.
     expect(await readdir(dir)).toEqual(["package.json"]);
+  });
+
+  it("wh serve --ui with subscriptions names each delivery's subscription", async () => {
+    const hook = await receiver();
+    const file = join(await makeTempDir(), "subscriptions.json");
+    const subscription = (name: string, path: string) => trackSubscription(name, `${hook.url}${path}`);
+    await writeFile(file, JSON.stringify([subscription("Warehouse", "/w"), subscription("CRM", "/c")]));
+    const { listening: api, inspector } = await startWithUi(["serve", "--port", "0", "--subscriptions", file], SECRET);
+    const { page, dialogs } = await open(inspector);
+    expect(
+      await post(`${api}/v1/track`, JSON.stringify({ userId: "u1", event: "Routed" }), { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` }),
+    ).toBe(200);
+    await expect.poll(() => rows(page).count()).toBe(1);
+    await rows(page).first().click();
+    await expect
+      .poll(() => page.getByTestId("delivery-subscription").allTextContents(), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(["Warehouse", "CRM"]));
+    const lines = await page.locator("[data-testid=detail-deliveries] > div").allTextContents();
+    expect(lines.find((line) => line.includes("/hook/w"))).toMatch(/^Warehouse attempt 1 to /);
+    expect(lines.find((line) => line.includes("/hook/c"))).toMatch(/^CRM attempt 1 to /);
+    expect(dialogs).toEqual([]);
   });
 
   it("wh serve --ui shows each accepted event with its deliveries", async () => {

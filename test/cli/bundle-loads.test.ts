@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startRecordingServer } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
+import { makeTempDir, removeTempDirs, run, spawnWh } from "./run-wh.js";
 
 // undici's public entry loads all of it (fetch, WebSocket, caches): about 25 ms of CPU at every
 // start. The bundle keeps it in a file of its own (scripts/bundle-cli.mjs), read only by the
@@ -10,20 +10,39 @@ import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
 
 afterAll(removeTempDirs);
 
-/** The files `wh …args` loaded (in a directory with `config` as its .whrc.json, if given), as Node's require cache holds them when it exits. */
-async function filesLoaded(args: readonly string[], env: Record<string, string> = {}, config?: object): Promise<string[]> {
+/**
+ * A fresh directory and the NODE_OPTIONS that make a wh started there list, as it exits, the
+ * files Node's require cache holds; `loaded` reads that list.
+ */
+async function listingLoads(): Promise<{ cwd: string; nodeOptions: string; loaded: () => Promise<string[]> }> {
   const cwd = await makeTempDir();
-  if (config !== undefined) await writeFile(join(cwd, ".whrc.json"), JSON.stringify(config));
   const preload = join(cwd, "list-loaded.cjs");
   const list = join(cwd, "loaded.json");
   await writeFile(
     preload,
     `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, JSON.stringify(Object.keys(require.cache))));\n`,
   );
+  return { cwd, nodeOptions: `--require ${preload}`, loaded: async () => JSON.parse(await readFile(list, "utf8")) as string[] };
+}
+
+/** The files `wh …args` loaded (in a directory with `config` as its .whrc.json, if given). */
+async function filesLoaded(args: readonly string[], env: Record<string, string> = {}, config?: object): Promise<string[]> {
+  const { cwd, nodeOptions, loaded } = await listingLoads();
+  if (config !== undefined) await writeFile(join(cwd, ".whrc.json"), JSON.stringify(config));
   await writeFile(join(cwd, "body.json"), '{"type":"track","userId":"u1","event":"Signed Up"}');
-  const result = await run(args, { cwd, env: { WH_SHARED_SECRET: "s3cret", NODE_OPTIONS: `--require ${preload}`, ...env } });
+  const result = await run(args, { cwd, env: { WH_SHARED_SECRET: "s3cret", NODE_OPTIONS: nodeOptions, ...env } });
   expect(result.stderr).not.toMatch(/internal error/);
-  return JSON.parse(await readFile(list, "utf8")) as string[];
+  return loaded();
+}
+
+/** The files `wh listen …args` loaded until Ctrl-C. */
+async function filesListenLoaded(args: readonly string[]): Promise<string[]> {
+  const { cwd, nodeOptions, loaded } = await listingLoads();
+  const wh = spawnWh(["listen", "--port", "0", ...args], { cwd, env: { NODE_OPTIONS: nodeOptions } });
+  await wh.waitForStderr((text) => text.includes("press Ctrl-C"));
+  wh.child.kill("SIGINT");
+  expect((await wh.exited).code).toBe(0);
+  return loaded();
 }
 
 const isUndici = (file: string): boolean => /[\\/]undici(\.cjs$|[\\/])/.test(file);
@@ -58,6 +77,12 @@ describe("what the bundled CLI loads", () => {
     const loaded = [...(await filesLoaded(["sign", "body.json"])), ...(await filesLoaded(["verify", "--signature", "0".repeat(40), "body.json"]))];
     expect(loaded.filter((file) => /[\\/]cli-bundle[\\/]/.test(file)).length).toBeGreaterThan(1);
     expect(await bundling(loaded, "zod")).toEqual([]);
+  });
+
+  it("wh send --dry-run never loads undici: nothing is sent", async () => {
+    const loaded = await filesLoaded(DRY_SEND);
+    expect(loaded.some((file) => file.endsWith("send.cjs"))).toBe(true);
+    expect(loaded.filter(isUndici)).toEqual([]);
   });
 
   it("wh send loads undici once, from the bundle's own file", async () => {
@@ -96,6 +121,20 @@ describe("what the bundled CLI loads", () => {
     ]);
     expect(routed.some((file) => file.endsWith("segment-engines.cjs"))).toBe(true);
     expect(routed.some((file) => /[\\/]node_modules[\\/]@segment[\\/]actions-core[\\/]/.test(file))).toBe(true);
+  });
+
+  it("wh listen loads Segment's FQL engine only with --filter or --route, and never actions-core", async () => {
+    const plain = await filesListenLoaded([]);
+    expect(plain.some((file) => file.endsWith("listen.cjs"))).toBe(true);
+    expect(plain.filter(isSegmentEngine)).toEqual([]);
+    for (const args of [
+      ["--filter", 'type = "track"'],
+      ["--route", 'type = "track" => http://127.0.0.1:9/'],
+    ]) {
+      const filtered = await filesListenLoaded(args);
+      expect(filtered.some((file) => /[\\/]node_modules[\\/]@segment[\\/]destination-subscriptions[\\/]/.test(file))).toBe(true);
+      expect(filtered.filter((file) => /[\\/]@segment[\\/]actions-core[\\/]/.test(file))).toEqual([]);
+    }
   });
 
   it("wh sign, wh verify and a wh send without filters never load @segment/tsub; a send with filters loads it from the bundle's own file", async () => {

@@ -228,7 +228,7 @@ describe("numbers JSON cannot carry exactly are refused, never rounded or turned
     expectExit(sent, 2);
     expect(sent.stderr).toMatch(/--data: the number 12345678901234567890 cannot be sent exactly/);
     expectExit(ingested, 1);
-    expect(ingested.stderr).toMatch(/line 1: the number 12345678901234567890 cannot be sent exactly/);
+    expect(ingested.stderr).toMatch(/line 1: invalid: the number 12345678901234567890 cannot be sent exactly/);
     expect(hook.requests).toHaveLength(0);
   });
 

@@ -20,6 +20,18 @@ function listedCommands(help: string): string[] {
     .filter((name): name is string => name !== undefined && name !== "help");
 }
 
+/** What a help text says of each command it lists (a wrapped summary joined again). */
+function commandSummaries(help: string): string[] {
+  const section = help.split("Commands:\n")[1]?.split("\n\n")[0] ?? "";
+  const summaries: string[] = [];
+  for (const line of section.split("\n")) {
+    const row = /^ {2}\S.*? {2,}(\S.*)$/.exec(line);
+    if (row !== null) summaries.push(row[1] ?? "");
+    else if (summaries.length > 0) summaries.push(`${summaries.pop()} ${line.trim()}`);
+  }
+  return summaries;
+}
+
 /** Every command a person can run, as argv prefixes, found by walking `wh --help` (so a new command is covered at once). */
 function discoverCommands(prefix: string[] = []): string[][] {
   const help = execFileSync(process.execPath, [builtBin(), ...prefix, "--help"], { env: cleanEnv(), encoding: "utf8" });
@@ -59,10 +71,32 @@ describe.concurrent("wh --help and --version", () => {
     expect(result.stdout).toMatch(/Examples:\n {2}\$ .*\bwh\b/);
   });
 
+  it("lists every command, at every level, in one style: a lowercase phrase without a full stop, as commander's own lines", async () => {
+    const shown: string[] = [];
+    for (const prefix of [[], ...COMMANDS]) {
+      const result = await runInProcess([...prefix, "--help"]);
+      shown.push(...commandSummaries(result.stdout));
+    }
+    // Each command once, under its parent, and commander's own `help` lines.
+    expect(shown.length).toBeGreaterThan(COMMANDS.length);
+    for (const summary of shown) {
+      expect(summary, summary).toMatch(/^[a-z]/);
+      expect(summary, summary).not.toMatch(/\.$/);
+      expect(summary.length, summary).toBeLessThanOrEqual(72);
+    }
+  });
+
   it("shows the retry schedule in wh send --help", async () => {
     const result = await runInProcess(["send", "--help"]);
     expect(result.stdout).toMatch(/jitter/);
     expect(result.stdout).toMatch(/Retry-After/);
+  });
+
+  it("says what the duplicate window costs in memory in wh serve --help", async () => {
+    const result = await runInProcess(["serve", "--help"]);
+    expect(result.stdout.replace(/\s+/g, " ")).toContain(
+      "messageId is among the last N accepted for its source; memory: 16-32 bytes per id per source (100000: 2-3 MB)",
+    );
   });
 
   it("exits 2 on an unknown command", async () => {

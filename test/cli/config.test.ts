@@ -194,7 +194,7 @@ describe.concurrent("config: invalid files exit 2 with `path: problem`", () => {
   });
 });
 
-// Every kind of file the README names, found by search: YAML, CommonJS and ES modules each take
+// Every kind of file docs/cli.md names, found by search: YAML, CommonJS and ES modules each take
 // another loader (an ES module config is imported, never required).
 describe.concurrent("config: every format found by search", () => {
   const url = "https://found.example.com/wh";

@@ -121,10 +121,10 @@ describe("wh ingest", () => {
     const result = await runInProcess(["ingest", file, "--write-key", WRITE_KEY, "--endpoint", endpointOf(receiver)], { cwd });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^line 2: invalid JSON/m);
-    expect(result.stderr).toMatch(/^line 4: You must pass 'event'\.$/m);
-    expect(result.stderr).toMatch(/^line 6: message is \d+ bytes of JSON; the limit is 32000 bytes/m);
-    expect(result.stderr).toMatch(/^line 7: You must pass a 'previousId'\.$/m);
+    expect(result.stderr).toMatch(/^line 2: invalid: invalid JSON/m);
+    expect(result.stderr).toMatch(/^line 4: invalid: You must pass 'event'\.$/m);
+    expect(result.stderr).toMatch(/^line 6: invalid: message is \d+ bytes of JSON; the limit is 32000 bytes/m);
+    expect(result.stderr).toMatch(/^line 7: invalid: You must pass a 'previousId'\.$/m);
     expect(result.stderr).not.toMatch(/^line [1358]:/m);
     expect(received(receiver).map((message) => (message.properties as { line: number }).line)).toEqual([1, 3, 5, 8]);
     expect(result.stdout).toMatch(/^4 sent in 1 batch(es)?, 0 failed, 4 invalid/m);

@@ -1,58 +1,16 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { refusalReason } from "../../src/core/explain-signature.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
-import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE, type WhProcess } from "./run-wh.js";
+import { listeners, post, requestRecords, waitForRecords } from "./listen-helpers.js";
+import { hmacHex, lines, makeTempDir, removeTempDirs, STACK_TRACE } from "./run-wh.js";
 
 const SECRET = "listen-secret";
 
-const running: WhProcess[] = [];
-
-afterEach(async () => {
-  // A test that failed half-way must not leave its receiver running.
-  for (const wh of running.splice(0)) {
-    if (wh.child.exitCode === null && wh.child.signalCode === null) {
-      wh.child.kill("SIGTERM");
-      await wh.exited;
-    }
-  }
-});
 afterAll(removeTempDirs);
-
-interface Listening {
-  listening: string;
-  port: number;
-}
-
-/** Starts `wh listen --json ...` and waits for the record that gives its URL. */
-async function listen(args: readonly string[], options: Parameters<typeof startInProcess>[1] = {}): Promise<{ wh: WhProcess; url: string }> {
-  const wh = await startInProcess(["listen", "--port", "0", "--json", ...args], options);
-  running.push(wh);
-  const stdout = await wh.waitForStdout((text) => text.includes("\n"));
-  const record = JSON.parse(stdout.slice(0, stdout.indexOf("\n"))) as Listening;
-  expect(record.listening).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-  expect(record.port).toBeGreaterThan(0);
-  return { wh, url: record.listening };
-}
-
-/** The JSON records wh listen has printed so far, after the first (listening) one. */
-function requestRecords(wh: WhProcess): Record<string, unknown>[] {
-  return lines(wh.stdout())
-    .slice(1)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-function waitForRecords(wh: WhProcess, count: number): Promise<string> {
-  return wh.waitForStdout((text) => lines(text).length >= count + 1 && text.endsWith("\n"));
-}
-
-async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
-  await response.arrayBuffer();
-  return response.status;
-}
+const { listen, keep } = listeners();
 
 describe("wh listen", () => {
   it("answers 200 to a correctly signed request and 401 to a wrong or missing signature, capturing only the accepted body", async () => {
@@ -149,7 +107,7 @@ describe("wh listen", () => {
 
   it("prints one human line per request without --json", async () => {
     const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET]);
-    running.push(wh);
+    keep(wh);
     const stderr = await wh.waitForStderr((text) => /listening on http\S+/.test(text));
     const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
     expect(url).toBeDefined();
@@ -174,7 +132,7 @@ describe("wh listen", () => {
 
   it("says on the line of a refused request why its signature was refused, the reason wh verify --explain and the inspector give", async () => {
     const wh = await startInProcess(["listen", "--port", "0", "--secret", SECRET]);
-    running.push(wh);
+    keep(wh);
     const stderr = await wh.waitForStderr((text) => /listening on http\S+/.test(text));
     const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1] as string;
     const body = JSON.stringify({ type: "track", userId: "u1", event: "Order Completed" });
@@ -360,7 +318,7 @@ describe("captures with headers", () => {
 describe("wh listen --ui beyond loopback", () => {
   it("puts a random token in the page's URL and refuses requests without it", async () => {
     const wh = await startInProcess(["listen", "--port", "0", "--host", "0.0.0.0", "--ui", "--json"]);
-    running.push(wh);
+    keep(wh);
     await wh.waitForStdout((text) => text.includes('"inspector"'));
     const record = JSON.parse(lines(wh.stdout())[0] as string) as { inspector: string };
     const page = new URL(record.inspector);

@@ -42,6 +42,12 @@ describe("wh replay --max-failures", () => {
     expect(failedRequests).toBeGreaterThanOrEqual(20);
     expect(failedRequests).toBeLessThan(300);
     expect(stopped.stderr).toContain(`stopped after 20 identical failures in a row (${server.url} → HTTP 404): the rest was not sent`);
+    // A 404 to every event is a path typo far more often than a receiver that is down: a resume
+    // cannot change the URL, so the first way on is another --url without --resume.
+    expect(stopped.stderr).toContain(
+      "the rest was not sent; check the URL's path: with the right --url, run again without --resume (a resume delivers to the same URLs); if this path is right and will answer, resume with  wh replay events.ndjson",
+    );
+    expect(stopped.stderr).not.toContain("once the receiver answers");
     expect(stopped.stderr).toMatch(/resume with {2}wh replay events\.ndjson --url \S+ --concurrency 4 --max-failures 20 --resume/);
     expect(stopped.stderr).not.toContain(SECRET);
     // One line for the first failure, one count line: not a line per event.
@@ -122,9 +128,57 @@ describe("wh replay --max-failures", () => {
     const result = await runSigned(args, { cwd: dir, clock: virtualClock("2026-11-21T09:30:00.000Z"), ...NO_PROGRESS });
     expectExit(result, 1);
     expect(result.stderr).toContain(`stopped after 4 identical failures in a row (${server.url} → HTTP 503 (gave up after 3 attempts))`);
+    // A receiver that is down is waited for, then resumed: its path is not in question.
+    expect(result.stderr).toContain("the rest was not sent; once the receiver answers, resume with  wh replay events.ndjson");
+    expect(result.stderr).not.toContain("check the URL's path");
     // Four events, three attempts each; the fifth was read ahead and never started.
     expect(server.requests).toHaveLength(12);
     expect(new Set(server.requests.map(messageIdOf)).size).toBe(4);
+  });
+
+  it("groups identical invalid lines and stops after N in a row (a renamed key), sending nothing; --json keeps a record per line", async () => {
+    const dir = await makeTempDir();
+    // Every line's "type" renamed "kind": each is invalid the same way.
+    const renamed = manyEvents(300, 10).map((event) => event.line.replace('"type":', '"kind":'));
+    await writeFile(join(dir, "events.ndjson"), renamed.map((line) => `${line}\n`).join(""));
+    const server = await receiver();
+    const args = ["replay", "events.ndjson", "--url", server.url, "--max-failures", "20"];
+    const result = await runSigned(args, { cwd: dir, ...NO_PROGRESS });
+    expectExit(result, 1);
+    expect(server.requests).toHaveLength(0);
+    const reason = "type: missing type (one of identify, track, page, screen, group, alias, delete)";
+    expect(lines(result.stderr)).toEqual([
+      `line 1: invalid: ${reason}`,
+      "✗ 20 lines were invalid the same way (lines 1–20)",
+      `stopped after 20 identical invalid lines in a row (from line 1: ${reason}): the rest was not read; fix the input and run it again without --resume (the invalid lines are in events.ndjson.failed.ndjson)`,
+    ]);
+    expect(result.stdout).toContain("0 delivered, 0 skipped by integrations, 20 invalid, 0 failed");
+    expect(await readNdjson(join(dir, "events.ndjson.failed.ndjson"))).toHaveLength(20);
+
+    const json = await runSigned(["--json", ...args, "--journal", "again.wh-journal"], { cwd: dir, ...NO_PROGRESS });
+    expectExit(json, 1);
+    const records = lines(json.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.filter((record) => record.outcome === "invalid").map((record) => record.line)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(records.at(-1)).toMatchObject({
+      summary: true,
+      invalid: 20,
+      stoppedByFailures: { outcome: "invalid", failures: 20, reason, firstLine: 1, wrongPath: false },
+    });
+  });
+
+  it("counts invalid lines in the input's order: valid lines between them, though delivered later, keep a run going", async () => {
+    const dir = await makeTempDir();
+    // Every other line lacks its event name; the others are delivered.
+    const mixed = manyEvents(400, 10).map((event, index) => (index % 2 === 0 ? event.line : event.line.replace(/"event":"[^"]*",/, "")));
+    await writeFile(join(dir, "events.ndjson"), mixed.map((line) => `${line}\n`).join(""));
+    const server = await receiver({ replies: [{ status: 200, delayMs: 2 }] });
+    const result = await runSigned(["replay", "events.ndjson", "--url", server.url, "--max-failures", "5"], { cwd: dir, ...NO_PROGRESS });
+    expectExit(result, 1);
+    expect(server.requests).toHaveLength(200);
+    expect(result.stderr).not.toContain("stopped after");
+    expect(result.stdout).toContain("200 delivered, 0 skipped by integrations, 200 invalid, 0 failed");
+    // A delivered event does not end the group: one line for the first, one count.
+    expect(lines(result.stderr)).toEqual(["line 2: invalid: You must pass 'event'.", "✗ 200 lines were invalid the same way (lines 2–400)"]);
   });
 
   it.each(["-1", "many", "1.5", ""])("refuses --max-failures %j with exit 2, sending nothing", async (value) => {
@@ -149,7 +203,7 @@ describe("--max-failures beyond replay", () => {
     expectExit(result, 1);
     expect(server.requests.length).toBeLessThan(50);
     expect(result.stderr).toContain("stopped after 5 identical failures in a row");
-    expect(result.stderr).toContain("run the sync again");
+    expect(result.stderr).toContain("check the URL's path, then run the sync again with the right --url");
     expect(result.stdout).toContain("what was not delivered is sent again by the next sync");
   });
 
@@ -164,6 +218,7 @@ describe("--max-failures beyond replay", () => {
     expect(server.requests.length).toBeLessThan(40);
     expect(result.stderr).toMatch(/stopped after 20 identical failures in a row \(\S+\/v1\/batch → HTTP 404\)/);
     expect(result.stderr).toContain("--max-failures 20 --resume");
+    expect(result.stderr).toContain("check --endpoint (wh posts to its /v1/batch): with the right one, run again without --resume");
     expect(result.stderr).not.toContain("wk_test");
     expect(await exists(join(dir, "events.ndjson.wh-ingest-journal"))).toBe(true);
   });

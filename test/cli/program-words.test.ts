@@ -16,11 +16,13 @@ describe("wh's words about itself", () => {
     for (const code of [0, 1, 2, 70, 74, 130, 141]) expect(codes).toMatch(new RegExp(`(^|[\\s;])${code} `));
   });
 
-  it("says Retry-After is waited when longer than the backoff, never less, as the README does", async () => {
+  it("says Retry-After is waited when longer than the backoff, never less, as docs/destination.md does", async () => {
     const { stdout } = await runInProcess(["replay", "--help"]);
     const help = stdout.replace(/\s+/g, " ");
     expect(help).toContain("or longer when Retry-After (seconds or an HTTP date) asks for longer, never less");
-    expect(readFileSync(join(ROOT, "README.md"), "utf8")).toMatch(/`Retry-After` \(seconds or HTTP date\) is waited, but never less than the backoff/);
+    expect(readFileSync(join(ROOT, "docs", "destination.md"), "utf8")).toMatch(
+      /`Retry-After` \(seconds or HTTP date\) is waited, but never less than the backoff/,
+    );
   });
 
   it("answers wh --json without a command with a JSON error naming the problem, not commander's internals", async () => {

@@ -5,7 +5,7 @@ import { closedAfterEach, type RecordingServer } from "../helpers/recording-serv
 import { manyEvents, runSigned, trackLine } from "./replay-helpers.js";
 import { makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
 
-// The README's Kubernetes recipe: the same command, with --resume, run again by the kubelet
+// docs/replay.md's Kubernetes recipe: the same command, with --resume, run again by the kubelet
 // (restartPolicy: OnFailure) for as long as it exits non-zero. A run that ended is never
 // touched by a later --resume, and the loop ends. In-process.
 

@@ -6,7 +6,7 @@ import { readSpoolDeadLetters } from "../../src/adapters/spool-dead-letters.js";
 import { runInProcess } from "../helpers/in-process.js";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { exists, readNdjson } from "./replay-helpers.js";
-import { lines, makeTempDir } from "./run-wh.js";
+import { lines, makeTempDir, run } from "./run-wh.js";
 import { basic, eventually, post, SECRET, servedInTempDirs } from "./serve-helpers.js";
 
 const receiver = closedAfterEach();
@@ -92,7 +92,7 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
       JSON.stringify({ line: 0, outcome: "failed", reason: "HTTP 500", at: "2026-11-21T09:30:09.000Z", original: JSON.stringify(event(messageId)) });
     await writeFile(join(dataDir, "dead-letters.ndjson"), `${letter("m-a")}\nnot a dead letter\n${letter("m-b")}\n`);
     // What a crash between the spool's append and the file's rewrite leaves: m-b in both.
-    const inSpool = readSpoolDeadLetters(dataDir, [])[2]?.id as string;
+    const inSpool = [...readSpoolDeadLetters(dataDir, [])][2]?.id as string;
     const { spool } = await Spool.open(join(dataDir, "spool"), { maxBytes: 1 << 20 });
     await spool.append([JSON.stringify({ source: null, event: event("m-b"), deadLetter: inSpool })]);
     spool.close();
@@ -147,4 +147,34 @@ describe("wh serve dead-letters on the spool (no --queue)", () => {
     expect(result.stderr).toContain("--data-dir nowhere: no such directory");
     expect(await exists(join(dir, "nowhere"))).toBe(false);
   });
+});
+
+describe("wh serve dead-letters on a dead-letter file larger than the heap", () => {
+  it("lists them and puts them all back with a heap a fraction of the file's size: a file is read a chunk at a time, never held", async () => {
+    const dir = await makeTempDir();
+    const dataDir = join(dir, "data");
+    await mkdir(dataDir);
+    const padding = "x".repeat(2_000);
+    const letter = (index: number) =>
+      JSON.stringify({
+        line: index,
+        outcome: "failed",
+        reason: "HTTP 500",
+        at: "2026-11-21T09:30:09.000Z",
+        original: JSON.stringify({ type: "track", userId: `u${index % 7}`, event: "Big", messageId: `m-${index}`, properties: { padding } }),
+      });
+    const COUNT = 30_000;
+    await writeFile(join(dataDir, "dead-letters.ndjson"), `${Array.from({ length: COUNT }, (_, index) => letter(index)).join("\n")}\n`);
+    // About 70 MB of letters; a 40 MB heap holds neither the file's text nor its letters.
+    const env = { NODE_OPTIONS: "--max-old-space-size=40" };
+    const listing = await run(["serve", "dead-letters", "list", "--data-dir", "data"], { cwd: dir, env });
+    expect(listing.code).toBe(0);
+    expect(lines(listing.stdout)).toHaveLength(COUNT);
+    expect(listing.stderr).toContain(`${COUNT} dead letters in`);
+
+    const replay = await run(["--json", "serve", "dead-letters", "replay", "--data-dir", "data"], { cwd: dir, env });
+    expect(replay.code).toBe(0);
+    expect(JSON.parse(replay.stdout)).toEqual({ replayed: COUNT, left: 0 });
+    expect(await exists(join(dataDir, "dead-letters.ndjson"))).toBe(false);
+  }, 60_000);
 });

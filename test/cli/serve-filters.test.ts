@@ -137,10 +137,36 @@ describe("wh serve's terminal with destination filters", () => {
 
       await sentWithSdk(hook, url, 2);
 
-      const said = await wh.waitForStderr((text) => text.includes("signup-1 delivered") && text.includes("beat-2 skipped"));
-      expect(said).toContain('→ event beat-1 skipped: the filter "No heartbeats" dropped it');
-      expect(said).toContain('→ event beat-2 skipped: the filter "No heartbeats" dropped it');
-      expect(said).toMatch(/→ event order-1 delivered to /);
+      const said = await wh.waitForStderr((text) => text.includes("signup-1) delivered") && text.includes("beat-2) skipped"));
+      expect(said).toMatch(/→ track "Heartbeat" by \S+ \(messageId beat-1\) skipped: the filter "No heartbeats" dropped it/);
+      expect(said).toMatch(/→ track "Heartbeat" by \S+ \(messageId beat-2\) skipped: the filter "No heartbeats" dropped it/);
+      expect(said).toMatch(/→ track "Order Completed" by \S+ \(messageId order-1\) delivered to /);
+    } finally {
+      wh.child.kill("SIGTERM");
+      await wh.exited;
+    }
+  });
+});
+
+describe("wh serve's terminal names each event as the inspector does", () => {
+  it("by its type, event name and user, then its messageId, for a delivery, a skip and a failure; the client's text neutralised", async () => {
+    // 400 is final: the identify fails at once.
+    const hook = await receiver({ replies: (request) => (request.body.toString("utf8").includes('"type":"identify"') ? 400 : 200) });
+    const wh = inProcess(["serve", "--port", "0", "--url", hook.url], { cwd: await dirWith({ filters: FILTERS }), env: { WH_SHARED_SECRET: SECRET } });
+    try {
+      const started = await wh.waitForStderr((text) => /tracking API on http:\S+/.test(text));
+      const url = /tracking API on (http:\S+)/.exec(started)?.[1] as string;
+      const batch = [
+        { type: "track", event: "Order Completed", userId: "user-42", messageId: "order-1" },
+        { type: "track", event: "Heartbeat", anonymousId: "anon-7", messageId: "beat-1" },
+        { type: "identify", userId: "evil\u001b[2J\u202e", messageId: "id-1" },
+      ];
+      expect((await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk"), "content-type": "application/json" })).status).toBe(200);
+      const said = await wh.waitForStderr((text) => ["order-1) delivered", "beat-1) skipped", "id-1): failed"].every((part) => text.includes(part)));
+      expect(said).toMatch(/→ track "Order Completed" by user-42 \(messageId order-1\) delivered to http:\S+ \(1 attempt, \d+ ms\)/);
+      expect(said).toContain('→ track "Heartbeat" by anon-7 (messageId beat-1) skipped: the filter "No heartbeats" dropped it');
+      expect(said).toContain(`identify by evil\\x1b[2J\\u202e (messageId id-1): failed: ${hook.url} → HTTP 400`);
+      expect(said).not.toContain("\u001b[2J");
     } finally {
       wh.child.kill("SIGTERM");
       await wh.exited;

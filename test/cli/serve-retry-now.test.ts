@@ -77,11 +77,33 @@ describe("wh serve: retry now", () => {
     await trackEach(wh.url, ["u1", "u2"]);
     const waiting = `2 deliveries waiting on ${hook.url.replace("http://", "http://***:***@")}: HTTP 503: database is down`;
     await eventually(() => wh.stderr().includes(waiting), "the waiting line");
-    expect(wh.stderr()).toMatch(/; next attempt in (59m \d+s|1h)\n/);
+    expect(wh.stderr()).toMatch(/; next attempt in (59m \d+s|1h); 2 accepted events not yet delivered in all\n/);
     expect(wh.stderr()).not.toContain("hunter2");
     expect(wh.stderr()).not.toContain("\u001b[2J");
     heal();
     expect((await fetch(`${wh.url}/retry`, { method: "POST" })).status).toBe(200);
     await eventually(() => wh.stderr().includes(`${hook.url.replace("http://", "http://***:***@")} is answering again: 2 delivered`), "the recovery line");
+  });
+
+  it("says how many accepted events are not yet delivered in all, those queued behind the deliveries waiting included", async () => {
+    const { hook } = await downForAnHour();
+    const wh = await serve(["--url", hook.url]);
+    // Two users' first events wait to retry; their four later events wait behind them, in order.
+    await trackEach(wh.url, ["u1", "u2", "u1", "u2", "u1", "u2"]);
+    await expect.poll(async () => (await health(wh.url)).retrying).toBe(2);
+    const waiting = `2 deliveries waiting on ${hook.url}: HTTP 503: database is down; next attempt in`;
+    await eventually(() => wh.stderr().includes(waiting), "the waiting line");
+    expect(wh.stderr()).toMatch(/; next attempt in (59m \d+s|1h); 6 accepted events not yet delivered in all\n/);
+    expect(hook.requests).toHaveLength(2);
+  });
+
+  it("says the events not yet delivered once, on a line of its own, when deliveries wait on several URLs", async () => {
+    const [first, second] = [await downForAnHour(), await downForAnHour()];
+    const wh = await serve(["--url", first.hook.url, "--url", second.hook.url]);
+    await trackEach(wh.url, ["u1", "u1", "u1"]);
+    for (const { hook } of [first, second]) await eventually(() => wh.stderr().includes(`1 delivery waiting on ${hook.url}`), "a waiting line");
+    const told = wh.stderr().split("\n");
+    expect(told.filter((line) => line.includes("waiting on")).every((line) => /; next attempt in (59m \d+s|1h)$/.test(line))).toBe(true);
+    expect(told).toContain("3 accepted events not yet delivered in all");
   });
 });

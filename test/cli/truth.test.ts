@@ -340,8 +340,8 @@ describe("exit codes and machine output", () => {
     );
     const result = await runInProcess(["ingest", "events.ndjson", "--endpoint", `http://127.0.0.1:${receiver.port}`, "--write-key", "wk"], { cwd: dir });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/line 1: properties\.url: Invalid input: expected string, received number/);
-    expect(result.stderr).toMatch(/line 2: missing type/);
+    expect(result.stderr).toMatch(/line 1: invalid: properties\.url: Invalid input: expected string, received number/);
+    expect(result.stderr).toMatch(/line 2: invalid: missing type/);
     expect(receiver.requests).toHaveLength(0);
   });
 });

@@ -13,6 +13,17 @@ describe("the depth-guarded JSON parser", () => {
     expect(() => parseJsonOrThrow(nested(MAX_JSON_DEPTH + 1))).toThrow(`nested deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
+  it("counts no bracket inside a string, whatever its escapes, and every one after it", () => {
+    const deepInside = (quoted: string): string => `{"k":${JSON.stringify(quoted)},"v":${nested(MAX_JSON_DEPTH)}}`;
+    // Brackets in strings ending in an escaped quote, an escaped backslash, or three backslashes and a quote.
+    for (const quoted of [`${"[".repeat(400)}"`, `${"[".repeat(400)}\\`, `\\"${"{".repeat(400)}`, "plain"]) {
+      expect(() => parseJsonOrThrow(deepInside(quoted))).toThrow(JsonNestingError);
+      expect(parseJsonOrThrow(`[${JSON.stringify(quoted)},${nested(MAX_JSON_DEPTH - 1)}]`)).toHaveLength(2);
+    }
+    // An unterminated string is JSON.parse's to refuse.
+    expect(() => parseJsonOrThrow(`["${"[".repeat(600)}`)).toThrow(SyntaxError);
+  });
+
   it("throws a SyntaxError as JSON.parse does for text that is not JSON", () => {
     expect(() => parseJsonOrThrow("{nope")).toThrow(SyntaxError);
   });

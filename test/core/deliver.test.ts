@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { buildRequestHeaders, deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryOptions, type WebhookTarget } from "../../src/core/deliver.js";
+import { deliverMessage, describeOutcome, type DeliveryEvent, type DeliveryOptions, type WebhookTarget } from "../../src/core/deliver.js";
+import { buildRequestHeaders } from "../../src/core/request-headers.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../src/core/retry-policy.js";
 import { signBody } from "../../src/core/sign.js";
+import { verifyStandard } from "../../src/core/standard-webhooks.js";
 import { FakeClock, FakeTransport, hangUntilAborted, ok200, START_MS, status, untilAborted, type ScriptStep } from "./fakes.js";
 
 const A = "https://a.example.com/hook";
@@ -300,5 +302,45 @@ describe("describeOutcome", () => {
     expect(describeOutcome({ kind: "response", status: 503 })).toBe("HTTP 503");
     expect(describeOutcome({ kind: "error", code: "tls", message: "self-signed certificate" })).toBe("self-signed certificate");
     expect(describeOutcome(undefined)).toBe("no answer");
+  });
+});
+
+describe("deliverMessage with scheme standard", () => {
+  const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+  it("signs every attempt at its own time with the same webhook-id (the messageId), and sends no X-Signature", async () => {
+    const { clock, transport, options } = setup({ [A]: [status(503), status(503), ok200] }, { sharedSecret: secret, scheme: "standard", random: () => 1 });
+    clock.onSleep = () => {
+      clock.nowMs += 60_000;
+    };
+    const report = await deliverMessage(BODY, options);
+    expect(report.outcome).toBe("delivered");
+    const calls = transport.callsTo(A);
+    expect(calls.map((call) => call.headers["webhook-id"])).toEqual(["m-1", "m-1", "m-1"]);
+    const stamps = calls.map((call) => Number(call.headers["webhook-timestamp"]));
+    expect(stamps[0]).toBe(Math.floor(START_MS / 1000));
+    expect(stamps[1]! - stamps[0]!).toBeGreaterThanOrEqual(60);
+    expect(stamps[2]! - stamps[1]!).toBeGreaterThanOrEqual(60);
+    for (const call of calls) {
+      expect(call.headers["X-Signature"]).toBeUndefined();
+      const values = { id: call.headers["webhook-id"], timestamp: call.headers["webhook-timestamp"], signature: call.headers["webhook-signature"] };
+      expect(verifyStandard(secret, values, call.body, { nowMs: Number(values.timestamp) * 1000 })).toEqual({ ok: true });
+    }
+  });
+
+  it("signs a batch's whole body, not its first event, under a webhook-id hashed from it", async () => {
+    const batch = `[${BODY},${BODY.replace("m-1", "m-2")}]`;
+    const { transport, options } = setup({ [A]: [ok200] }, { sharedSecret: secret, scheme: "standard", signedText: BODY });
+    await deliverMessage(batch, options);
+    const [call] = transport.callsTo(A);
+    const values = { id: call?.headers["webhook-id"], timestamp: call?.headers["webhook-timestamp"], signature: call?.headers["webhook-signature"] };
+    expect(values.id).toMatch(/^msg_/);
+    expect(verifyStandard(secret, values, batch, { nowMs: START_MS })).toEqual({ ok: true });
+  });
+
+  it("refuses a secret that is not whsec_ before any attempt", async () => {
+    const { transport, options } = setup({ [A]: [ok200] }, { sharedSecret: "s3cret", scheme: "standard" });
+    await expect(deliverMessage(BODY, options)).rejects.toThrow(/options.sharedSecret is not a Standard Webhooks secret/);
+    expect(transport.calls).toHaveLength(0);
   });
 });

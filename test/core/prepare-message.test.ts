@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { prepareLine, prepareMessage, type MessageStamps, type PrepareResult } from "../../src/core/message/prepare.js";
+import { checkMessage, prepareLine, prepareMessage, type MessageStamps, type PrepareResult } from "../../src/core/message/prepare.js";
 
 const stamps: MessageStamps = { now: () => new Date("2026-11-21T09:30:08.276Z"), newId: () => "id-1" };
 const NOW = "2026-11-21T09:30:08.276Z";
@@ -365,4 +365,31 @@ describe("prepareLine", () => {
     expect(!result.ok && result.kind).toBe("invalid-json");
     expect(!result.ok && result.error).toMatch(/^invalid JSON: /);
   });
+});
+
+describe("checkMessage: prepareMessage's judgement without the body (wh serve accepting)", () => {
+  const events: Record<string, unknown>[] = [
+    { type: "track", userId: "u1", event: "E", timestamp: NOW },
+    { type: "track", anonymousId: "a1", timestamp: NOW },
+    { type: "identify", timestamp: NOW },
+    { type: "page", userId: "u1", properties: { url: 5 }, timestamp: NOW },
+    { type: "screen", userId: "u1", context: { app: { version: 3 } } },
+    { type: "alias", userId: "u1", previousId: "p1" },
+    { type: "alias", userId: "u1" },
+    { type: "group", anonymousId: "a1", groupId: "g1", timestamp: "yesterday" },
+    { type: "delete", userId: "u1" },
+    { type: "shout", userId: "u1" },
+    { version: 1, type: "alias", "Previous ID": "p1", "User ID": "u1", timestamp: NOW },
+    { version: 1, type: "track", userId: "u1", timestamp: NOW },
+    { type: "track", userId: "", anonymousId: "a2", event: "E", properties: [] },
+  ];
+  for (const mode of ["classic", "actions"] as const) {
+    it(`refuses what prepareMessage refuses from the tracking API, for its reason, and says the same user key (${mode})`, () => {
+      for (const event of events) {
+        const prepared = prepareMessage(event, stamps, { mode, fromTrackingApi: true });
+        const expected = prepared.ok ? { ok: true, userKey: prepared.message.userKey } : prepared;
+        expect(checkMessage(event, stamps, mode), JSON.stringify(event)).toEqual(expected);
+      }
+    });
+  }
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { MessageStamps } from "../../src/core/message/prepare.js";
 import { MAX_BATCH_MESSAGES } from "../../src/core/batch.js";
-import { basicAuthWriteKey, expandRequest, RecentIds, trackingCall } from "../../src/core/message/tracking.js";
+import { RecentIds } from "../../src/core/message/recent-ids.js";
+import { basicAuthWriteKey, expandRequest, trackingCall } from "../../src/core/message/tracking.js";
 import { Registry } from "../../src/core/prometheus.js";
 
 const stamps: MessageStamps = { now: () => new Date("2026-11-22T10:00:00.000Z"), newId: () => "new-id" };
@@ -198,6 +199,20 @@ describe("RecentIds", () => {
     const recent = new RecentIds(3);
     for (let index = 0; index < 1_000; index += 1) recent.add(`id-${index}`);
     expect(["id-996", "id-997", "id-998", "id-999"].map((id) => recent.has(id))).toEqual([false, true, true, true]);
+  });
+
+  it("keeps exactly the last N ids as it grows and turns, whatever N (its table of digests deletes in place)", () => {
+    for (const size of [1, 1_000, 5_003]) {
+      const recent = new RecentIds(size);
+      const ids = Array.from({ length: 12 * size + 7 }, (_, index) => `0b7c4e8a-6c2e-4f7e-9a51-${String(index).padStart(12, "0")}`);
+      ids.forEach((id, index) => {
+        recent.add(id);
+        // Through its growth: everything added so far, while the window is not full.
+        if (index === Math.floor(size / 2)) expect(ids.slice(0, index + 1).every((each) => recent.has(each))).toBe(true);
+      });
+      expect(ids.slice(-size).every((id) => recent.has(id))).toBe(true);
+      expect(ids.slice(0, -size).filter((id) => recent.has(id))).toEqual([]);
+    }
   });
 
   it("does not let an id added twice push out a newer one or be forgotten early", () => {

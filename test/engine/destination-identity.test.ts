@@ -11,6 +11,7 @@ function destination(headers: Record<string, string>, sharedSecret = "s3cret"): 
     targets: [{ url: new URL("https://hooks.example.com/in"), headers }],
     sharedSecret,
     secretOrigin: undefined,
+    scheme: "segment",
     mode: "classic",
     method: "POST",
     batchSize: 1,

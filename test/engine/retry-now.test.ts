@@ -29,6 +29,7 @@ describe("retry now (Deliverer.retryNow)", () => {
       targets: [targetOf(server.url)],
       sharedSecret: "s3cret",
       secretOrigin: undefined,
+      scheme: "segment",
       mode: "classic",
       method: "POST",
       batchSize: 1,

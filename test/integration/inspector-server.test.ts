@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../../src/adapters/inspector-server.js";
 
@@ -220,5 +222,41 @@ describe("the inspector's actions", () => {
     const answer = await ask(port, "/api/retry-now", own(port), "POST", "{}");
     expect(answer.status).toBe(404);
     expect(JSON.parse(answer.body).error).toBe("no such action");
+  });
+});
+
+describe("a page that stops reading", () => {
+  it("is sent, once it reads again, how many requests it missed and the newest kept, not everything added meanwhile", async () => {
+    const { inspector, port } = await start();
+    // A page whose tab sleeps: it opens the stream and reads nothing until every request has come.
+    const socket = connect(port, "127.0.0.1");
+    socket.pause();
+    socket.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await once(socket, "connect");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const ADDED = 20_000;
+    const padding = "x".repeat(2_000);
+    for (let id = 2; id <= ADDED + 1; id += 1) inspector.add({ ...entry(id), body: `{"padding":"${padding}"}` });
+    // 40 MB was added: a stream that buffered it all would hand it all over.
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    socket.resume();
+    await new Promise<void>((resolve) => {
+      const check = (): void => (text.includes(`"id":${ADDED + 1},`) ? resolve() : void setTimeout(check, 20));
+      check();
+    });
+    socket.destroy();
+    const frames = text.split("\n\n");
+    const ids = frames.flatMap((frame) => /^event: entry\ndata: \{"id":(\d+),/m.exec(frame)?.[1] ?? []).map(Number);
+    const missed = frames.flatMap((frame) => /^event: missed\ndata: (.*)$/m.exec(frame)?.[1] ?? []).map((data) => JSON.parse(data).missed as number);
+    expect(missed).toHaveLength(1);
+    expect(ids.length).toBeLessThan(ADDED / 2);
+    // Every request was either shown or counted as missed, the newest shown last.
+    expect(new Set(ids).size + (missed[0] as number)).toBe(ADDED + 1);
+    expect(ids.at(-1)).toBe(ADDED + 1);
+    expect(text.length).toBeLessThan((ADDED * padding.length) / 2);
   });
 });

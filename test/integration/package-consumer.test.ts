@@ -1,4 +1,8 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +11,7 @@ import { installPacked, type PackedPackage } from "./packed-package.js";
 // The library entry imports, requires and type-checks from consumer projects built against the
 // packed package. Needs `npm run build` first.
 
+const execFileAsync = promisify(execFile);
 let packed: PackedPackage;
 
 beforeAll(async () => {
@@ -77,6 +82,34 @@ console.log(JSON.stringify({ outcome: report.outcome, statuses, verified: bodies
     project.compile();
 
     expect(JSON.parse(await project.run("sender.js"))).toEqual({ outcome: "delivered", statuses: [503, 200], verified: [true, true] });
+  });
+
+  it("delivers to subscriptions from require() and from import(): Segment's engines load beside the installed package", async () => {
+    const received: string[] = [];
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request
+        .on("data", (chunk: Buffer) => chunks.push(chunk))
+        .on("end", () => {
+          received.push(Buffer.concat(chunks).toString());
+          response.end();
+        });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a`;
+    const subscription = { name: "A", actionSlug: "send", enabled: true, trigger: 'type = "track"', settings: { url, data: { cool: { "@path": "$.event" } } } };
+    const send = (load: string) =>
+      `${load}.then(async ({ createWebhookSender }) => { const sender = await createWebhookSender({ subscriptions: [${JSON.stringify(subscription)}] }); const report = await sender.send({ type: "track", userId: "u1", event: "E" }); await sender.close(); console.log(report.outcome); })`;
+    const run = async (code: string, type: string) =>
+      (await execFileAsync(process.execPath, [`--input-type=${type}`, "-e", code], { cwd: packed.dir, encoding: "utf8" })).stdout.trim();
+    try {
+      expect(await run(send('Promise.resolve(require("wh"))'), "commonjs")).toBe("delivered");
+      expect(await run(send('import("wh")'), "module")).toBe("delivered");
+    } finally {
+      server.close();
+    }
+    expect(received).toEqual(['{"cool":"E"}', '{"cool":"E"}']);
   });
 
   it("answers a plain require() and import() with the same names", async () => {

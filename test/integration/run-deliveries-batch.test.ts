@@ -39,6 +39,7 @@ describe("runDeliveries with a batch size (Actions batches)", () => {
       targets: [targetOf(receiver.url)],
       sharedSecret: SECRET,
       secretOrigin: undefined,
+      scheme: "segment",
       mode: "actions",
       method: "POST",
       batchSize,

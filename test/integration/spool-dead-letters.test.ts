@@ -21,22 +21,22 @@ describe("the spool's dead-letter files", () => {
     writeFileSync(join(dir, "dead-letters.ndjson"), `${letter("m1")}\n\n${letter("m2")}\n{"line":`);
     writeFileSync(join(dir, "dead-letters.a_b.ndjson"), `${letter("m3")}\n`);
     writeFileSync(join(dir, "dead-letters.ndjson.123.tmp"), `${letter("m4")}\n`);
-    const letters = readSpoolDeadLetters(dir, ["a b"]);
+    const letters = [...readSpoolDeadLetters(dir, ["a b"])];
     expect(letters.map(({ file, fileLine, source }) => [file, fileLine, source])).toEqual([
       ["dead-letters.a_b.ndjson", 1, "a b"],
       ["dead-letters.ndjson", 1, null],
       ["dead-letters.ndjson", 3, null],
     ]);
-    expect(readSpoolDeadLetters(dir, [])[0]?.source).toBe("a_b");
+    expect([...readSpoolDeadLetters(dir, [])][0]?.source).toBe("a_b");
   });
 
   it("takes out only the lines named, keeps the rest byte for byte, and removes a file left empty", () => {
     writeFileSync(join(dir, "dead-letters.ndjson"), `${letter("m1")}\n${letter("m2")}\n{"line":`);
     writeFileSync(join(dir, "dead-letters.web.ndjson"), `${letter("m3")}\n`);
-    const letters = readSpoolDeadLetters(dir, []);
+    const letters = [...readSpoolDeadLetters(dir, [])];
     removeSpoolDeadLetters(dir, new Set([letters[0]?.id as string, letters[2]?.id as string]));
     expect(readFileSync(join(dir, "dead-letters.ndjson"), "utf8")).toBe(`${letter("m2")}\n{"line":`);
     expect(existsSync(join(dir, "dead-letters.web.ndjson"))).toBe(false);
-    expect(readSpoolDeadLetters(dir, []).map((left) => left.id)).toEqual([letters[1]?.id]);
+    expect([...readSpoolDeadLetters(dir, [])].map((left) => left.id)).toEqual([letters[1]?.id]);
   });
 });

@@ -41,7 +41,7 @@ const MAKERS: Record<string, (options: unknown) => unknown> = {
 
 /** Bad options, and what the UsageError says. */
 const BAD_OPTIONS: [string, unknown, string | RegExp][] = [
-  ["no options", undefined, "webhook options must be an object { secret, maxBytes, batches } (got undefined)"],
+  ["no options", undefined, "webhook options must be an object { secret, maxBytes, batches, scheme, toleranceSeconds } (got undefined)"],
   ["null", null, "(got null)"],
   ["a string", SECRET, "(got a string)"],
   ["a number", 5, "(got number 5)"],
@@ -62,7 +62,11 @@ const BAD_OPTIONS: [string, unknown, string | RegExp][] = [
   ["a string batches", { secret: SECRET, batches: "true" }, "batches must be true or false (got a string)"],
   ["a number batches", { secret: SECRET, batches: 1 }, "batches must be true or false (got number 1)"],
   ["a null batches", { secret: SECRET, batches: null }, "batches must be true or false (got null)"],
-  ["a misspelt setting", { secret: SECRET, maxBodyBytes: 1000 }, 'unknown webhook options setting "maxBodyBytes": the settings are secret, maxBytes, batches'],
+  [
+    "a misspelt setting",
+    { secret: SECRET, maxBodyBytes: 1000 },
+    'unknown webhook options setting "maxBodyBytes": the settings are secret, maxBytes, batches, scheme, toleranceSeconds',
+  ],
   ["a misspelt batches", { secret: SECRET, batch: true }, 'unknown webhook options setting "batch"'],
 ];
 
@@ -101,7 +105,7 @@ describe("the receivers' other arguments from plain JavaScript", () => {
     const verify = (input: unknown) => () => loose(verifyRequest)(input);
     const good = { body: EVENT, headers: HEADERS, secret: SECRET };
     const cases: [unknown, string][] = [
-      [undefined, "verifyRequest input must be an object { body, headers, secret, batches } (got undefined)"],
+      [undefined, "verifyRequest input must be an object { body, headers, secret, batches, scheme, toleranceSeconds } (got undefined)"],
       [null, "verifyRequest input must be an object"],
       [EVENT, "verifyRequest input must be an object"],
       [{}, "body must be the raw body as it arrived, a string or a Uint8Array (got undefined)"],
@@ -117,7 +121,7 @@ describe("the receivers' other arguments from plain JavaScript", () => {
       [{ ...good, secret: "" }, "secret is missing or empty"],
       [{ ...good, secret: 7 }, "secret must be a string"],
       [{ ...good, batches: "yes" }, "batches must be true or false (got a string)"],
-      [{ ...good, maxBytes: 10 }, 'unknown verifyRequest input setting "maxBytes": the settings are body, headers, secret, batches'],
+      [{ ...good, maxBytes: 10 }, 'unknown verifyRequest input setting "maxBytes": the settings are body, headers, secret, batches, scheme, toleranceSeconds'],
     ];
     for (const [input, message] of cases) {
       expect(verify(input)).toThrow(UsageError);

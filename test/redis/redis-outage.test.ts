@@ -118,7 +118,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
     ["freezes (SIGSTOP, then SIGCONT)", (): Promise<void> => redis.freeze(20_000)],
   ])(
     "when Redis %s for 20 s, forwarding goes on by itself: every acknowledged event delivered, each user's order kept, nothing left pending",
-    async (_, outage) => {
+    async (how, outage) => {
       const url = `${redis.url}/${freshDatabase()}`;
       const hook = await receiver({ replies: () => ({ status: 200, delayMs: 100 }) });
       const args = ["--queue", url, "--partitions", String(PARTITIONS), "--url", hook.url, "--concurrency", String(CONCURRENCY)];
@@ -144,6 +144,8 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// through a Redis outa
       expect(undelivered(), "acknowledged events never delivered").toBe(0);
       await expect.poll(() => leftOver(url, PARTITIONS), { interval: 500 }).toBe(0);
       const { violations, duplicates } = seen();
+      // The figure, printed: what an outage costs in deliveries made twice (issue 36 asks for it beside its bound).
+      console.log(`Redis ${how.split(" ")[0]} for 20 s: ${duplicates} duplicate deliveries of ${acknowledged.length} events (bound ${3 * CONCURRENCY + 20})`);
       expect(violations).toBe(0);
       // What can arrive twice: the deliveries cut when a lease lapsed (at most what the three
       // processes had in flight, CONCURRENCY each), and the events of the one request whose answer

@@ -214,6 +214,43 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// (a real redis-server
     expect(wh.stderr()).toContain("failed");
   });
 
+  it("dead-letters list and replay page through a dead-letter stream larger than their heap, and replay moves every letter once", async () => {
+    const url = freshQueue();
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      await client.hSet("wh:serve:meta", "partitions", "4");
+      const padding = "x".repeat(2_000);
+      const COUNT = 30_000;
+      for (let start = 0; start < COUNT; start += 1_000) {
+        const multi = client.multi();
+        for (let index = start; index < start + 1_000; index += 1) {
+          const event = { type: "track", userId: `u${index % 7}`, event: "Big", messageId: `m-${index}`, properties: { padding } };
+          multi.xAdd("wh:serve:dead-letters", "*", {
+            record: JSON.stringify({ line: 0, outcome: "failed", reason: "HTTP 500", at: "2026-11-21T09:30:09.000Z" }),
+            entry: JSON.stringify({ source: null, event }),
+            partition: String(index % 4),
+          });
+        }
+        await multi.exec();
+      }
+      // About 65 MB of letters; a 40 MB heap holds neither the stream's entries nor its letters.
+      const env = { NODE_OPTIONS: "--max-old-space-size=40" };
+      const listing = await run(["serve", "dead-letters", "list", "--queue", url], { env });
+      expect(listing.code).toBe(0);
+      expect(lines(listing.stdout)).toHaveLength(COUNT);
+      expect(listing.stderr).toContain(`${COUNT} dead letters`);
+      const replay = await run(["--json", "serve", "dead-letters", "replay", "--queue", url], { env });
+      expect(replay.code).toBe(0);
+      expect(JSON.parse(replay.stdout)).toEqual({ replayed: COUNT });
+      expect(await client.xLen("wh:serve:dead-letters")).toBe(0);
+      const moved = await Promise.all([0, 1, 2, 3].map((partition) => client.xLen(`wh:serve:p:${partition}`)));
+      expect(moved).toEqual([COUNT / 4, COUNT / 4, COUNT / 4, COUNT / 4]);
+    } finally {
+      await client.destroy();
+    }
+  }, 120_000);
+
   it("a dead letter leaves its partition: a restart does not deliver it again, and dead-letters replay delivers it once", async () => {
     const url = freshQueue();
     let healed = false;

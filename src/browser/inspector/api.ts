@@ -4,6 +4,7 @@ import type {
   InspectorEntry,
   InspectorFailure,
   InspectorHello,
+  InspectorMissed,
   InspectorResendBody,
   InspectorRetried,
 } from "../../adapters/inspector-protocol.js";
@@ -27,6 +28,8 @@ export interface StreamHandlers {
   entry(entry: Entry): void;
   /** The list was cleared (by this page or another one). */
   cleared(): void;
+  /** The page fell behind and the server dropped requests it never showed: how many. */
+  missed(missed: InspectorMissed): void;
   /** The stream broke: the browser reconnects by itself. */
   lost(): void;
 }
@@ -37,6 +40,7 @@ export function follow(handlers: StreamHandlers): void {
   source.addEventListener("hello", (event) => handlers.hello(JSON.parse(event.data) as Hello));
   source.addEventListener("entry", (event) => handlers.entry(JSON.parse(event.data) as Entry));
   source.addEventListener("clear", () => handlers.cleared());
+  source.addEventListener("missed", (event) => handlers.missed(JSON.parse(event.data) as InspectorMissed));
   source.addEventListener("error", () => handlers.lost());
 }
 

@@ -64,18 +64,23 @@ export class DetailPane {
     const copied = tested(el("pre"), "copied");
     copied.style.display = "none";
     const buttons = copyButtons(entry, origin, copied);
-    const form = canResend
-      ? resendForm(entry, origin, (text) => {
-          failures.push({ text, outcome: "failed" });
-          if (this.shown !== undefined) this.show(this.shown.entry);
-        })
-      : undefined;
+    // An earlier capture was not kept to be resent: wh replay FILE --message-id sends it again.
+    const form =
+      canResend && entry.earlier !== true
+        ? resendForm(entry, origin, (text) => {
+            failures.push({ text, outcome: "failed" });
+            if (this.shown !== undefined) this.show(this.shown.entry);
+          })
+        : undefined;
     this.shown = { entry, failures, placeholder: form?.placeholder ?? (() => {}) };
     this.actions.replaceChildren(el("h3", "Act on it"), buttons, ...(form === undefined ? [] : [form.element]), copied);
     this.root.replaceChildren(this.info, this.actions, this.after);
     this.root.scrollTop = 0;
   }
 }
+
+/** An earlier capture's answer, which the capture file does not record. */
+const EARLIER_ANSWER = "not recorded: captured to --out before this wh listen started (wh replay FILE --message-id ID sends it again)";
 
 /** What the detail says of an entry, above its actions. */
 function infoOf(entry: Entry): HTMLElement[] {
@@ -93,7 +98,7 @@ function infoOf(entry: Entry): HTMLElement[] {
     tested(keyValueTable(entry.headers), "detail-headers"),
     ...bodySection(entry),
     el("h3", "Answer"),
-    tested(el("pre", `${entry.status}  ${entry.answer}`), "detail-answer"),
+    tested(el("pre", entry.earlier === true ? EARLIER_ANSWER : `${entry.status}  ${entry.answer}`), "detail-answer"),
   ];
   const forwarded = entry.forwarded;
   if (forwarded !== undefined) {
@@ -114,8 +119,16 @@ function deliveriesSection(entry: Entry, deliveries: NonNullable<Entry["deliveri
   const state = deliveryShown(entry);
   const list = tested(el("div"), "detail-deliveries");
   if (deliveries.length === 0) list.append(el("div", "not delivered yet", "unchecked"));
-  for (const attempt of deliveries) list.append(el("div", attempt.text, attempt.outcome));
+  for (const attempt of deliveries) list.append(deliveryLine(attempt));
   return [el("h3", "Deliveries"), ...(state === undefined ? [] : [tested(el("div", state.full, `badge ${state.className}`), "detail-delivery")]), list];
+}
+
+/** One delivery line; with subscriptions, led by the subscription it is of. */
+function deliveryLine(line: NonNullable<Entry["deliveries"]>[number]): HTMLElement {
+  const row = el("div", undefined, line.outcome);
+  if (line.subscription !== undefined) row.append(tested(el("span", line.subscription, "subscription"), "delivery-subscription"), " ");
+  row.append(line.text);
+  return row;
 }
 
 function keyValueTable(object: Record<string, string>): HTMLTableElement {

@@ -127,7 +127,10 @@ function rowOf(entry: Entry, selected: boolean): HTMLElement {
   row.dataset.id = String(entry.id);
   row.dataset.testid = "row";
   if (selected) row.classList.add("selected");
-  const answer = entry.forwarded !== undefined && "status" in entry.forwarded ? `${entry.status} (app)` : String(entry.status);
+  // Captured before this run (wh listen --ui --out): its answer is not known, and the row says so.
+  if (entry.earlier === true) row.classList.add("earlier");
+  const answer =
+    entry.earlier === true ? "earlier" : entry.forwarded !== undefined && "status" in entry.forwarded ? `${entry.status} (app)` : String(entry.status);
   const delivery = deliveryShown(entry);
   const cells: [string, string, string?][] = [
     [dayAndTime(entry.receivedAt), "time", dateTime(entry.receivedAt)],

@@ -106,6 +106,10 @@ follow({
     detail.close();
     empty.style.display = "";
   },
+  missed({ missed }) {
+    // The list shows the newest requests again; the status keeps the gap until the next message replaces it.
+    status.textContent = `live · ${missed.toLocaleString("en")} request${missed === 1 ? "" : "s"} not shown: the page fell behind`;
+  },
   lost() {
     status.textContent = "disconnected: retrying…";
   },

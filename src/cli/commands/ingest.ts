@@ -16,11 +16,11 @@ import { inexactNumberProblem } from "../../core/message/exact-numbers.js";
 import { isJsonObject, parseJson } from "../../core/message/parse-json.js";
 import type { MessageStamps, PrepareResult } from "../../core/message/prepare.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
-import { untrusted } from "../../core/untrusted.js";
 import { analyticsSender } from "../../engine/analytics-sender.js";
 import { RetryWaits } from "../../engine/retry-waits.js";
 import { endpointIdentity } from "../../engine/destination-identity.js";
-import { ranToTheEnd, runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { runDeliveries, type RunSummary } from "../../engine/run-deliveries.js";
+import { ranToTheEnd, runExitCode } from "../../engine/run-outcome.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
 import { RunFiles } from "../../engine/run-files.js";
 import { VERSION } from "../../version.js";
@@ -30,6 +30,7 @@ import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
 import { Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
 import { listenForRetryNow } from "../retry-now.js";
+import { FailureLines } from "../failure-lines.js";
 import { describeJournal, printCompleteRun, warnFailureStop, withHint } from "../run-report.js";
 
 type IngestFlags = FlagValues<typeof ingestFlags>;
@@ -84,6 +85,8 @@ export async function runIngest(
   const retryNow = listenForRetryNow(io, output, fromStdin, sender);
   let summary: RunSummary | undefined;
   let deadLetters: string | undefined;
+  // Invalid lines as replay's are: identical ones in a row are one line and a count.
+  const invalidLines = new FailureLines(output);
   try {
     summary = await runDeliveries(
       linesToJobs(
@@ -106,8 +109,9 @@ export async function runIngest(
         onOutcome: (job, outcome, _report, reason) => {
           if (outcome !== "invalid") return;
           output.record({ line: job.number, outcome, reason });
-          output.log(output.err.red(`line ${job.number}: ${untrusted(String(reason))}`));
+          invalidLines.add(job, outcome, undefined, reason);
         },
+        onRunEnd: () => invalidLines.end(),
       },
     );
   } finally {
@@ -151,12 +155,19 @@ function reportIngest(
   if (deadLetters !== undefined) output.result(`dead letters: ${deadLetters}`);
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   const stop = summary.stoppedByFailures;
-  if (stop !== undefined && !interrupted)
+  if (stop !== undefined && !interrupted) {
+    const kept = deadLetters ?? "the dead-letter file";
+    const resume = `${resumeHint()}  (journal ${journalPath})`;
     warnFailureStop(
       output,
       stop,
-      `the failed messages are in ${deadLetters ?? "the dead-letter file"}; once the endpoint answers, ${resumeHint()}  (journal ${journalPath})`,
+      stop.outcome === "invalid"
+        ? `fix the input and run it again without --resume (the invalid lines are in ${kept})`
+        : stop.wrongPath
+          ? `check --endpoint (wh posts to its /v1/batch): with the right one, run again without --resume (a resume sends to the same endpoint); if it is right and will answer, ${resume}`
+          : `the failed messages are in ${kept}; once the endpoint answers, ${resume}`,
     );
+  }
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} messages were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

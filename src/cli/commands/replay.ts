@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { readLineBatches } from "../../adapters/line-reader.js";
@@ -6,14 +7,18 @@ import { type Destination, resolveDeliverySettings } from "../../config/resolve.
 import { shellQuote } from "../../core/shell-quote.js";
 import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
+import type { InputLine } from "../../adapters/line-reader.js";
+import { lineMessageId } from "../../core/message/line-message-id.js";
 import { type MessageStamps, type PrepareResult, prepareLine } from "../../core/message/prepare.js";
 import { routeMessage } from "../../core/destination/route.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { destinationIdentity } from "../../engine/destination-identity.js";
 import { requireNdjson } from "../../engine/ndjson-input.js";
 import { linesToJobs } from "../../engine/line-jobs.js";
+import type { FailureStop } from "../../engine/failure-streak.js";
 import { RunFiles } from "../../engine/run-files.js";
-import { ranToTheEnd, runDeliveries, runExitCode, type RunOptions, type RunSummary } from "../../engine/run-deliveries.js";
+import { runDeliveries, type RunOptions, type RunSummary } from "../../engine/run-deliveries.js";
+import { ranToTheEnd, runExitCode } from "../../engine/run-outcome.js";
 import type { FlagValues } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
@@ -43,7 +48,8 @@ export async function runReplay(
   const dryRun = flags.dryRun === true;
   const resume = flags.resume === true;
   const shard = flags.shard;
-  const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd);
+  const selection = lineSelection(flags);
+  const { deadLetterPath, journalPath } = runFilePaths(file, flags, io.cwd, selection.chosen);
   const stream = await openInputStream(file, io.cwd, io);
   const inputName = fromStdin ? "standard input" : file;
   const resumeHint = (): string => `resume with  ${resumeCommand("replay", file, given, replayFlags)}`;
@@ -58,6 +64,7 @@ export async function runReplay(
         inputName,
         stdinFd: fromStdin ? io.stdin.fd : undefined,
         shard: shard === undefined ? undefined : `${shard.index}/${shard.count}`,
+        messageIds: selection.chosen,
         destination: destinationIdentity(destination),
         journalPath,
         deadLetterPath,
@@ -80,7 +87,7 @@ export async function runReplay(
         files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
         linePreparer(destination, stamps, flags.exactBytes === true),
         undefined,
-        shard === undefined ? undefined : (line) => shardOfLine(line.text, line.number, shard.count) === shard.index,
+        selection.select,
       ),
       {
         fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
@@ -103,6 +110,10 @@ export async function runReplay(
     await deliverer?.close();
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
+  // A resumed run does not read the lines an earlier part finished: it cannot tell what is missing.
+  if (ranToTheEnd(summary, io.signal.aborted) && files?.state.kind !== "partial")
+    for (const id of selection.unseen())
+      output.warn(output.err.yellow(`--message-id ${JSON.stringify(id)}: no event of ${inputName} has it; nothing sent for it`));
   return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
 }
 
@@ -120,15 +131,66 @@ function linePreparer(destination: Destination, stamps: MessageStamps, exactByte
   return routed === undefined ? (text) => prepareLine(text, stamps, options) : (text) => routeMessage(prepareLine(text, stamps, options), routed);
 }
 
-/** Where a replay records: each shard has its own journal and dead letters by default, so n processes never share one. */
-function runFilePaths(file: string, flags: ReplayFlags, cwd: string): { deadLetterPath: string; journalPath: string } {
+/**
+ * The lines this run delivers: a shard's (--shard), the chosen events (--message-id, by the
+ * messageId of the event each line holds), both, or all; and the chosen ids no line had.
+ */
+function lineSelection(flags: ReplayFlags): { chosen: string[] | undefined; select: ((line: InputLine) => boolean) | undefined; unseen: () => string[] } {
   const { shard } = flags;
-  const part = shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`;
+  const chosen = flags.messageId === undefined ? undefined : [...new Set(flags.messageId)].sort();
+  const seen = new Set<string>();
+  const inShard = (line: InputLine): boolean => shard === undefined || shardOfLine(line.text, line.number, shard.count) === shard.index;
+  const isChosen = (line: InputLine): boolean => {
+    const id = lineMessageId(line.text);
+    if (id === undefined || !chosen?.includes(id)) return false;
+    seen.add(id);
+    return true;
+  };
+  return {
+    chosen,
+    select: shard === undefined && chosen === undefined ? undefined : (line) => inShard(line) && (chosen === undefined || isChosen(line)),
+    unseen: () => (chosen ?? []).filter((id) => !seen.has(id)),
+  };
+}
+
+/**
+ * Where a replay records: each shard, and each choice of --message-id, has its own journal and
+ * dead letters by default, so n processes never share one and resending one event never replaces
+ * the journal of an interrupted run of the whole file.
+ */
+function runFilePaths(
+  file: string,
+  flags: ReplayFlags,
+  cwd: string,
+  chosenIds: readonly string[] | undefined,
+): { deadLetterPath: string; journalPath: string } {
+  const { shard } = flags;
+  const chosen = chosenIds === undefined ? "" : `.message-ids-${createHash("sha256").update(chosenIds.join("\n")).digest("hex").slice(0, 8)}`;
+  const part = `${shard === undefined ? "" : `.shard-${shard.index}-of-${shard.count}`}${chosen}`;
   const fromStdin = file === "-";
   return {
     deadLetterPath: resolve(cwd, flags.deadLetter ?? (fromStdin ? `wh${part}-failed.ndjson` : `${file}${part}.failed.ndjson`)),
     journalPath: resolve(cwd, flags.journal ?? (fromStdin ? `wh-stdin${part}.wh-journal` : `${file}${part}.wh-journal`)),
   };
+}
+
+/**
+ * How to go on after --max-failures stopped the run: fix the input (invalid lines); check the
+ * URL's path (every URL answered 404, 405 or 410: a resume delivers to the same URLs, so another
+ * one means a fresh run); or resume once the receiver answers, then send the failed ones again.
+ */
+function afterStop(
+  stop: FailureStop,
+  { deadLetters, resumeHint, journalPath, cwd }: { deadLetters: string | undefined; resumeHint: () => string; journalPath: string; cwd: string },
+): string {
+  const failedOnes = deadLetters === undefined ? "" : relative(cwd, deadLetters);
+  if (stop.outcome === "invalid")
+    return `fix the input and run it again without --resume${failedOnes === "" ? "" : ` (the invalid lines are in ${failedOnes})`}`;
+  const redrive = failedOnes === "" ? "" : `, then wh replay ${shellQuote(failedOnes)} with the same --url sends the failed ones`;
+  const resume = `${resumeHint()}  (journal ${journalPath})${redrive}`;
+  if (stop.wrongPath)
+    return `check the URL's path: with the right --url, run again without --resume (a resume delivers to the same URLs); if this path is right and will answer, ${resume}`;
+  return `once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)${redrive}`;
 }
 
 /** The run's summary, and what to do next when it was interrupted or a file could not be written. */
@@ -151,12 +213,7 @@ function reportReplay(
   // On stderr, even with --quiet or a closed stdout: the one thing needed to go on.
   if (interrupted) output.warn(output.err.yellow(`interrupted: ${resumeHint()}  (journal ${journalPath})`));
   const stop = summary.stoppedByFailures;
-  if (stop !== undefined && !interrupted)
-    warnFailureStop(
-      output,
-      stop,
-      `once the receiver answers, ${resumeHint()}  (journal ${journalPath}; to deliver to another --url, run again without --resume)${deadLetters === undefined ? "" : `, then wh replay ${shellQuote(relative(cwd, deadLetters))} with the same --url sends the failed ones`}`,
-    );
+  if (stop !== undefined && !interrupted) warnFailureStop(output, stop, afterStop(stop, { deadLetters, resumeHint, journalPath, cwd }));
   if (summary.writeError !== undefined)
     throw withHint(summary.writeError, `the run stopped; ${summary.unfinished} events were not finished; free space or fix the file, then ${resumeHint()}`);
   return runExitCode(summary, interrupted);

@@ -7,8 +7,9 @@ import { isJsonObject } from "../../core/message/parse-json.js";
 import type { EventFilter } from "../../core/destination/filters.js";
 import { prepareMessage, type DestinationMode, type PreparedMessage } from "../../core/message/prepare.js";
 import { stringFieldPaths } from "../../core/message/schema.js";
+import { sampleMessage } from "../../core/samples/catalogue.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
-import { createDeliverer, type Deliverer } from "../../engine/deliverer.js";
+import type { Deliverer } from "../../engine/deliverer.js";
 import { printDryRun, renderVerboseEvent } from "../dry-run.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { sendFlags } from "../flags/tables.js";
@@ -29,11 +30,9 @@ type SendFlags = FlagValues<typeof sendFlags>;
 const TERMINAL_RETRY_WINDOW_MS = 60_000;
 
 /** `wh send <type>`: one message from flags or --data, validated, signed and delivered. */
-export async function runSend(type: string, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
-  if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
-    throw new UsageError(`unknown message type ${JSON.stringify(type)}`, { hint: `use one of: ${MESSAGE_TYPES.join(", ")}` });
-  }
-  const input = await buildInput(type as MessageType, flags, io);
+export async function runSend(typed: string | undefined, flags: SendFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
+  const type = messageType(typed, flags);
+  const input = await buildInput(type, flags, io);
   // One moment and one messageId for the message, whichever shape each destination sends it in.
   const taken = commandStamps(io);
   const now = taken.now();
@@ -80,6 +79,7 @@ export async function runSend(type: string, flags: SendFlags, globals: GlobalFla
     for (const destination of sending) printDryRun(output, prepare(destination.mode, destination.filter), destination, sourceField(destination));
     return 0;
   }
+  if (sending.length === 0) return 0;
   return withDeliverer(settings, flags, io, output, async (deliverer) => {
     const reports = await Promise.all(
       sending.map(async (destination) => {
@@ -109,6 +109,9 @@ async function withDeliverer(
   output: Output,
   use: (deliverer: Deliverer) => Promise<number>,
 ): Promise<number> {
+  // Loaded only to send: the deliverer brings undici's whole public entry (about 35 ms of CPU to
+  // load), which a --dry-run, or a send whose filters drop the event, never uses.
+  const { createDeliverer } = await import("../../engine/deliverer.js");
   // One message, then exit: not worth V8 optimizing undici's parser (and waiting for it at exit).
   keepWasmUnoptimized();
   const deliverer = await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
@@ -136,8 +139,26 @@ function sourceField(destination: Destination): Record<string, unknown> {
   return destination.source === undefined ? {} : { source: destination.source };
 }
 
+/** The type to send: the argument, else --sample's (they must agree when both are given). */
+function messageType(typed: string | undefined, flags: SendFlags): MessageType {
+  const type = typed ?? flags.sample?.type;
+  if (type === undefined)
+    throw new UsageError("wh send needs a message type or --sample", { hint: `a type: ${MESSAGE_TYPES.join(", ")}; a sample: wh samples` });
+  if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
+    throw new UsageError(`unknown message type ${JSON.stringify(type)}`, { hint: `use one of: ${MESSAGE_TYPES.join(", ")}` });
+  }
+  if (flags.sample !== undefined && flags.sample.type !== type) {
+    throw new UsageError(`--sample ${JSON.stringify(flags.sample.name)} is a ${flags.sample.type}, not a ${type}`, {
+      hint: `wh send --sample ${JSON.stringify(flags.sample.name)}`,
+    });
+  }
+  return type as MessageType;
+}
+
+/** The message: --sample's, then --data's fields over it, then the flags over both. */
 async function buildInput(type: MessageType, flags: SendFlags, io: CliIo): Promise<Record<string, unknown>> {
-  const input: Record<string, unknown> = flags.data === undefined ? {} : await readData(flags.data, io);
+  const data: Record<string, unknown> = flags.data === undefined ? {} : await readData(flags.data, io);
+  const input: Record<string, unknown> = flags.sample === undefined ? data : { ...sampleMessage(flags.sample), ...data };
   if (input.type !== undefined && input.type !== type) {
     throw new UsageError(`--data has type ${JSON.stringify(input.type)} but the command sends ${type}`);
   }

@@ -42,17 +42,25 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     throw new UsageError(`${flag} needs --queue redis://…: with the local spool one process accepts and forwards, and its dead letters are in --data-dir`);
   }
   // No webhooks anywhere: deliver to an embedded receiver, as `wh demo` does.
-  const embedded = (flags.url ?? []).length === 0 && config.webhooks === undefined && config.sources === undefined;
+  const embedded =
+    (flags.url ?? []).length === 0 &&
+    config.webhooks === undefined &&
+    config.sources === undefined &&
+    config.subscriptions === undefined &&
+    flags.subscriptions === undefined;
   let receiver: Receiver | undefined;
   let env = io.env;
   if (embedded) {
-    const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? randomBytes(24).toString("base64url");
-    receiver = await startReceiver({ secret, onRequest: (request) => printRequest(output, request) });
+    // The embedded receiver checks what the deliveries sign: a made-up secret fits the scheme.
+    const scheme = flags.scheme ?? config.scheme;
+    const madeUp = scheme === "standard" ? `whsec_${randomBytes(24).toString("base64")}` : randomBytes(24).toString("base64url");
+    const secret = (await secretFromFlagsOrEnv(flags, io.env, io.cwd))?.value ?? madeUp;
+    receiver = await startReceiver({ secret, scheme, onRequest: (request) => printRequest(output, request) });
     flags = { ...flags, url: [receiver.url], secret: undefined, secretFile: undefined };
     env = { ...io.env, WH_SHARED_SECRET: secret };
   }
   try {
-    const settings = await resolveDeliverySettings(flags, env, io.cwd, "all");
+    const settings = await resolveDeliverySettings(flags, env, io.cwd, "all", true);
     const bySource = config.sources !== undefined && (flags.url ?? []).length === 0;
     if (bySource) requireWriteKeys(settings.destinations, settings.configPath);
     noteUnsigned(output, settings.destinations);
@@ -83,7 +91,7 @@ export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliI
     }).catch(listenFailure(port, host));
     retryFromPage.connect(handle);
     const retryNow = listenForRetryNow(io, output, false, handle);
-    if (flags.verbose !== true) waitingLines.start(() => handle.waiting());
+    if (flags.verbose !== true) waitingLines.start(handle);
     printStarted(run, handle);
     const summaries = await handle.done.finally(() => {
       retryNow.stop();
@@ -153,19 +161,23 @@ function serveCallbacks({
     },
     onDeliveryEvent:
       verbose || page !== undefined
-        ? (job, event, destination) => {
+        ? (job, event, destination, request) => {
             if (verbose) renderers.get(destination)?.onDeliveryEvent?.(job, event);
-            page?.attempt(job, event, destination);
+            page?.attempt(job, event, destination, request);
           }
         : undefined,
     onOutcome: (job, outcome, report, reason, destination) => {
       renderers.get(destination)?.onOutcome?.(job, outcome, report, reason);
-      page?.ended(job, outcome, reason);
+      page?.ended(job, outcome, reason, report);
       if (outcome === "delivered" && report?.deliveredTo !== undefined) waitingLines.delivered(report.deliveredTo);
       if (outcome === "delivered" && report !== undefined && !output.json && receiver === undefined) {
-        output.log(
-          `${output.err.green("→")} ${job.label} delivered to ${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`,
-        );
+        const routes = job.prepared.ok ? job.prepared.message.routes : undefined;
+        // With subscriptions the report is the last request's: the line names every subscription instead.
+        const where =
+          routes !== undefined
+            ? routes.map((route) => `subscription ${JSON.stringify(route.subscription)}`).join(", ")
+            : `${report.deliveredTo === undefined ? "?" : redactUrl(new URL(report.deliveredTo))} (${report.attempts} attempt${report.attempts === 1 ? "" : "s"}, ${Math.round(report.durationMs)} ms)`;
+        output.log(`${output.err.green("→")} ${job.label} delivered to ${where}`);
       }
       // An accepted event that is never delivered (a filter dropped it, its integrations turn the
       // destination off) says so, or the terminal would leave it unaccounted for; --verbose's run lines say it already.
@@ -196,7 +208,7 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
     output.log(`  new Analytics({ writeKey: "${LOCAL_WRITE_KEY}", host: "${handle.url}" })   # @segment/analytics-node`);
   } else {
     for (const destination of settings.destinations) {
-      const where = destination.targets.map((target) => redactUrl(target.url)).join(", ");
+      const where = deliveredTo(destination);
       output.log(
         `${destination.source === undefined ? "delivering" : `source ${destination.source}${destination.writeKey === undefined ? "" : ` (write key ${mask(destination.writeKey)})`}`} → ${where} (${destination.mode})`,
       );
@@ -208,6 +220,13 @@ function printStarted({ flags, output, settings, queueUrl, receiver, page }: Ser
     output.record({ inspector: page.inspector.url });
   }
   output.log(`press ${output.keyHints("Ctrl-C to stop")} (accepted events not yet delivered stay in ${keptIn(queueUrl)} for the next start)`);
+}
+
+/** A destination's URLs, or its subscriptions: each name with its trigger. */
+function deliveredTo(destination: Destination): string {
+  const routed = destination.subscriptions?.subscriptions;
+  if (routed === undefined) return destination.targets.map((target) => redactUrl(target.url)).join(", ");
+  return routed.map((each) => `subscription ${JSON.stringify(each.name)} (${each.enabled ? each.trigger : "disabled"})`).join(", ");
 }
 
 /**

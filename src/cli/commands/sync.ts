@@ -8,7 +8,9 @@ import { InputError, UsageError } from "../../core/errors.js";
 import { type MessageStamps, prepareMessage, type PrepareOptions } from "../../core/message/prepare.js";
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
-import { runDeliveries, runExitCode, type RunSummary } from "../../engine/run-deliveries.js";
+import { runDeliveries, type RunSummary } from "../../engine/run-deliveries.js";
+import { routeJobs } from "../../engine/routed-run.js";
+import { runExitCode } from "../../engine/run-outcome.js";
 import type { DeliveryJob } from "../../engine/delivery-job.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
@@ -45,7 +47,7 @@ async function runSync(
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
   const { concurrency, rate: ratePerSecond } = flags;
   const statePath = resolve(io.cwd, flags.state ?? `${trait}.wh-state.json`);
-  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
   const dryRun = flags.dryRun === true;
@@ -109,7 +111,10 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const retryNow = listenForRetryNow(io, output, plan.readsStdin, deliverer);
   let summary: RunSummary | undefined;
   try {
-    summary = await runDeliveries(changeJobs(changes, trait, { mode: destination.mode, filter: destination.filter }, commandStamps(io)), {
+    const jobs = changeJobs(changes, trait, { mode: destination.mode, filter: destination.filter }, commandStamps(io));
+    // With subscriptions, each identify goes to those whose trigger matches it, as each maps it.
+    const routed = destination.subscriptions;
+    summary = await runDeliveries(routed === undefined ? jobs : routeJobs(jobs, routed), {
       ...renderRun(
         output,
         destination,
@@ -142,8 +147,17 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const lines = plan.dryRun ? [] : [`state: ${statePath} (${state.values.size} ${kind === "audience" ? "members" : "values"} delivered so far)`];
   if (summary.failed > 0 || interrupted) lines.push("what was not delivered is sent again by the next sync");
   printRunSummary(output, summary, { trait, state: plan.dryRun ? null : statePath, interrupted }, lines);
-  if (summary.stoppedByFailures !== undefined && !interrupted)
-    warnFailureStop(output, summary.stoppedByFailures, "once the receiver answers, run the sync again");
+  const stop = summary.stoppedByFailures;
+  if (stop !== undefined && !interrupted)
+    warnFailureStop(
+      output,
+      stop,
+      stop.outcome === "invalid"
+        ? "fix the input and run the sync again"
+        : stop.wrongPath
+          ? "check the URL's path, then run the sync again with the right --url"
+          : "once the receiver answers, run the sync again",
+    );
   return runExitCode(summary, interrupted);
 }
 

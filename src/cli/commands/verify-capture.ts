@@ -30,7 +30,7 @@ export async function runVerifyCapture(file: string, flags: VerifyFlags, globals
         rows.push([String(line.number), "", "", "", "", `unreadable: ${reason}`]);
         continue;
       }
-      const { verdict, reason } = verifyCapture(secret, record);
+      const { verdict, reason } = verifyCapture(secret, record, flags.scheme === "standard" ? { toleranceSeconds: flags.tolerance / 1000 } : undefined);
       if (verdict === "invalid" || verdict === "missing") bad += 1;
       const message = parseJson(record.body);
       const fields = message.ok && typeof message.value === "object" && message.value !== null ? (message.value as Record<string, unknown>) : {};

@@ -2,12 +2,13 @@ import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
 import { CASE_NAMES } from "../../core/check/case-names.js";
 import { nameList, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
-import { deliveryFlags, secretFlags } from "./tables.js";
+import { bodyScheme, deliveryFlags, secretFlags, subscriptions } from "./tables.js";
 
 /** The flags of `wh check` (see tables.ts: declared once, as data). */
 export const checkFlags = flagTable({
   secretFile: secretFlags.secretFile,
   secret: secretFlags.secret,
+  scheme: flag({ ...bodyScheme, description: "segment: sign with X-Signature (default); standard: Standard Webhooks' headers, a whsec_ secret" }),
   mode: flag({
     syntax: "--mode <mode>",
     description: "classic: the seed's shapes (default); actions: Segment's Webhooks (Actions) destination, whole events and a batch",
@@ -40,6 +41,11 @@ export const checkFlags = flagTable({
     complete: CASE_NAMES,
   }),
   ca: deliveryFlags.ca,
+  subscriptions: flag({
+    ...subscriptions,
+    description: "JSON file of Webhooks (Actions) subscriptions: the type and batch cases send what they map, to URL (replaces the config's)",
+  }),
+  config: flag({ syntax: "--config <file>", description: "config file whose subscriptions (and their sharedSecret) to check with", complete: "file" }),
   junit: flag({ syntax: "--junit <file>", description: "also write the results as JUnit XML to FILE, for CI (replaced whole)", complete: "file" }),
   dryRun: flag({ syntax: "--dry-run", description: "list the cases with the exact bytes and headers of each request; send nothing" }),
 });

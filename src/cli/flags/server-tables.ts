@@ -1,6 +1,6 @@
 import { hostName, oneOf, queueUrl, size, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
-import { concurrency, deliveryFlags, listenHost } from "./tables.js";
+import { bodyScheme, concurrency, deliveryFlags, listenHost, subscriptions, tolerance } from "./tables.js";
 
 /** The flags of the servers: wh listen, wh serve and its dead letters (see tables.ts). */
 
@@ -9,6 +9,8 @@ export const listenFlags = flagTable({
   host: listenHost,
   secretFile: flag({ syntax: "--secret-file <file>", description: "check X-Signature with the secret in FILE", complete: "file" }),
   secret: flag({ syntax: "--secret <secret>", description: "check X-Signature with this secret (WH_SHARED_SECRET works too)" }),
+  scheme: flag({ ...bodyScheme, description: "segment: check X-Signature (default); standard: Standard Webhooks' headers, with a whsec_ secret" }),
+  tolerance,
   status: flag({ syntax: "--status <code>", description: "status to answer accepted requests with", default: "200", parse: wholeNumber(100, 599) }),
   out: flag({
     syntax: "--out <file.ndjson>",
@@ -18,11 +20,24 @@ export const listenFlags = flagTable({
   }),
   forwardTo: flag({
     syntax: "--forward-to <url>",
-    description: "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer",
+    description:
+      "send each request that passes verification on to your app, exact bytes and headers; the app's answer is the answer (with --route: the requests no route takes)",
+  }),
+  filter: flag({
+    syntax: "--filter <fql>",
+    description:
+      'print, show and forward only the requests whose event matches this FQL condition, as subscriptions\' triggers read (type = "track" and event = "Order Completed"); the others are answered and captured',
+  }),
+  route: flag({
+    syntax: "--route <'fql => url'>",
+    description:
+      "forward the requests whose event matches FQL to URL (repeatable: the first route that matches; a request no route takes goes to --forward-to, else is answered here)",
+    repeatable: true,
   }),
   ui: flag({
     syntax: "--ui",
-    description: "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl",
+    description:
+      "serve a live inspector page (its URL is printed): each request's headers, body, verdict and answer; resend, copy as curl; with --out, the file's last 1,000 requests first, marked earlier",
   }),
 });
 
@@ -42,6 +57,7 @@ const dataDir = flag({
 
 export const serveFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   // A fixed port, so that an app's SDK settings stay put.
   port: flag({ syntax: "--port <port>", description: "port of the tracking API (0: any free port)", default: "8787", parse: wholeNumber(0, 65_535) }),
   host: listenHost,
@@ -64,7 +80,7 @@ export const serveFlags = flagTable({
   concurrency: flag({ ...concurrency, description: "deliveries in flight at once, per source" }),
   dedupWindow: flag({
     syntax: "--dedup-window <n>",
-    description: "drop an event whose messageId is among the last N accepted for its source",
+    description: "drop an event whose messageId is among the last N accepted for its source; memory: 16-32 bytes per id per source (100000: 2-3 MB)",
     default: "100000",
     parse: wholeNumber(0, 10_000_000),
   }),

@@ -1,5 +1,7 @@
 import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
+import { SIGNING_SCHEMES } from "../../core/standard-webhooks.js";
 import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
+import { sendSample } from "./samples-tables.js";
 import { flag, flagTable } from "./spec.js";
 
 /**
@@ -44,13 +46,23 @@ const verbose = flag({
 });
 const maxFailures = flag({
   syntax: "--max-failures <n>",
-  description: "stop after N identical final failures in a row (same URLs, same status or error), resumable; 0: never",
+  description: "stop after N identical final failures (same URLs, same status or error), or N lines invalid the same way, in a row; 0: never",
   default: "100",
   parse: wholeNumber(0, 1_000_000_000),
   resume: true,
 });
 const dryRun = (what: string) => flag({ syntax: "--dry-run", description: what });
 export const listenHost = flag({ syntax: "--host <host>", description: "address to listen on", default: "127.0.0.1", parse: host });
+
+/** How the secret signs; a command that signs or checks one body takes it as a flag only. */
+export const bodyScheme = flag({
+  syntax: "--scheme <scheme>",
+  description: "how the secret signs: segment (X-Signature, default) or standard (Standard Webhooks: webhook-id, -timestamp, -signature; a whsec_ secret)",
+  parse: oneOf(SIGNING_SCHEMES),
+  complete: SIGNING_SCHEMES,
+});
+/** The destination's scheme, `scheme` in the config. */
+export const scheme = flag({ ...bodyScheme, resume: true, config: "scheme" });
 
 export const deliveryFlags = flagTable({
   url: flag({ syntax: "--url <url>", description: "webhook URL (repeatable, at most 5); replaces the config's URLs", repeatable: true, resume: "url" }),
@@ -107,6 +119,7 @@ export const deliveryFlags = flagTable({
     resume: true,
     config: "batchSize",
   }),
+  scheme,
   verbose,
   config,
 });
@@ -119,7 +132,7 @@ export const secretFlags = flagTable({
 });
 
 /** Only the commands that deliver to subscriptions take the file (resolveDeliverySettings' takesSubscriptions). */
-const subscriptions = flag({
+export const subscriptions = flag({
   syntax: "--subscriptions <file>",
   description: "JSON file of a Webhooks (Actions) destination's subscriptions (Segment's Public API answer, or its array): replaces the config's",
   resume: true,
@@ -148,6 +161,7 @@ export const sendFlags = flagTable({
   context: flag({ syntax: "--context <key=value>", description: "a context field, like --prop (repeatable)", repeatable: true }),
   integrations: flag({ syntax: "--integrations <json>", description: `integrations object, e.g. '{"All":false,"Webhooks":true}'` }),
   data: flag({ syntax: "--data <json|@file|->", description: "the message as JSON (flags override its fields)" }),
+  sample: sendSample,
   dryRun: dryRun("print the exact request that would be sent, and send nothing"),
 });
 
@@ -172,6 +186,13 @@ export const replayFlags = flagTable({
     syntax: "--shard <i/n>",
     description: "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once",
     parse: shard,
+    resume: true,
+  }),
+  messageId: flag({
+    syntax: "--message-id <id>",
+    description:
+      "send only the events with this messageId (repeatable): one event of a capture or dead-letter file resent; the run keeps a journal and dead letters of its own",
+    repeatable: true,
     resume: true,
   }),
   exactBytes: flag({
@@ -204,19 +225,46 @@ export const ingestFlags = flagTable({
   maxFailures,
 });
 
+const webhookId = (what: string) => flag({ syntax: "--id <id>", description: `scheme standard: the webhook-id ${what}` });
+const webhookTimestamp = (what: string) =>
+  flag({
+    syntax: "--timestamp <seconds>",
+    description: `scheme standard: the webhook-timestamp, whole seconds since the epoch ${what}`,
+    parse: wholeNumber(0, 1e12),
+  });
+/** How far a Standard Webhooks timestamp may be from now either way: the reference libraries' 5 minutes. */
+export const tolerance = flag({
+  syntax: "--tolerance <duration>",
+  description: "scheme standard: how far webhook-timestamp may be from now, either way (older: a replay)",
+  default: "5m",
+  parse: duration(),
+});
+
+export const signFlags = flagTable({
+  ...secretFlags,
+  scheme: bodyScheme,
+  id: webhookId("(default: the body's messageId, else msg_ and a hash of the body)"),
+  timestamp: webhookTimestamp("(default: now)"),
+});
+
 export const verifyFlags = flagTable({
   ...secretFlags,
-  signature: flag({ syntax: "--signature <hex>", description: "the X-Signature value to check" }),
-  explain: flag({ syntax: "--explain", description: "on a mismatch, say what most likely went wrong" }),
+  signature: flag({ syntax: "--signature <value>", description: "the X-Signature value to check (scheme standard: the webhook-signature header)" }),
+  scheme: bodyScheme,
+  id: webhookId("received"),
+  timestamp: webhookTimestamp("received"),
+  tolerance,
+  explain: flag({ syntax: "--explain", description: "on an X-Signature mismatch, say what most likely went wrong" }),
   capture: flag({
     syntax: "--capture <file>",
-    description: "check every request of a wh listen --out capture against its own X-Signature, as a table",
+    description: "check every request of a wh listen --out capture against its own signature headers, as a table",
     complete: "file",
   }),
 });
 
 const syncFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   state: flag({ syntax: "--state <file>", description: "what was delivered so far (default: <trait>.wh-state.json)", complete: "file" }),
   concurrency,
   rate: flag({ ...eventRate, description: "start at most N identifies per second" }),

@@ -31,7 +31,11 @@ export type CommandCall<F> = Omit<ParsedLine, "values"> & { readonly flags: F };
 export interface CommandSpec<T extends FlagTable> {
   /** The words that name it: ["serve", "dead-letters", "list"]. */
   readonly path: readonly string[];
-  readonly summary?: string;
+  /**
+   * Its line in the list of commands (`wh --help`, `wh serve --help`): a lowercase phrase starting
+   * with a verb, no full stop, as commander's own lines are; `description` is its help page's sentence.
+   */
+  readonly summary: string;
   readonly description: string;
   readonly args?: readonly ArgSpec[];
   readonly flags?: T;

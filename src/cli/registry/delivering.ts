@@ -10,7 +10,7 @@ export const send = command({
   path: ["send"],
   summary: "build, sign and deliver one message",
   description: "Build one message from flags or --data, validate it, sign it and deliver it to the webhook URLs.",
-  args: [{ syntax: "<type>", description: "identify, track, page, screen, group, alias or delete", complete: MESSAGE_TYPES }],
+  args: [{ syntax: "[type]", description: "identify, track, page, screen, group, alias or delete (with --sample: the sample's)", complete: MESSAGE_TYPES }],
   flags: sendFlags,
   help: `${SEND_HELP}\n${examples(
     'wh send track --event "Order Completed" --user-id u1 --prop total=99.5 --url https://example.com/hook',
@@ -18,8 +18,10 @@ export const send = command({
     "wh send alias --user-id u1 --previous-id anon-42",
     "wh send delete --user-id u1                 # to every enabled source",
     "wh send page --data @page.json --json",
+    'wh send --sample "Order Completed" --prop total=42 --user-id u1   # from the catalogue: wh samples',
+    "wh send track --event Signed-Up --user-id u1 --scheme standard --secret-file whsec.txt   # Standard Webhooks",
   )}`,
-  run: async ({ args, flags, globals, io }) => (await import("../commands/send.js")).runSend(args[0] ?? "", flags, globals, io),
+  run: async ({ args, flags, globals, io }) => (await import("../commands/send.js")).runSend(args[0], flags, globals, io),
 });
 
 export const replay = command({
@@ -46,7 +48,7 @@ export const ingest = command({
 
 const serve = command({
   path: ["serve"],
-  summary: "a local Segment-compatible tracking API that forwards to your webhooks",
+  summary: "run a Segment-compatible tracking API that forwards to your webhooks",
   description:
     "Answer Segment's tracking API (POST /v1/track, /v1/batch, …, the short paths analytics.js uses) so a real Segment SDK can send to wh; each accepted event is on disk before the answer, then delivered to the webhooks as the destination does. With no webhooks configured, delivers to an embedded receiver and shows each event arrive verified.",
   flags: serveFlags,
@@ -56,6 +58,7 @@ const serve = command({
 
 const deadLetters = command({
   path: ["serve", "dead-letters"],
+  summary: "list or put back the dead letters of wh serve",
   description: "List the dead letters of the spool (--data-dir) or of a Redis queue (--queue), or put them back to be delivered again.",
   help: examples(
     "wh serve dead-letters list                                # the spool in .wh/serve",
@@ -66,6 +69,7 @@ const deadLetters = command({
 
 const deadLettersList = command({
   path: ["serve", "dead-letters", "list"],
+  summary: "list the dead letters, oldest first",
   description: "Every dead letter of the spool or the queue, oldest first: id, time, event, why it failed.",
   flags: deadLettersListFlags,
   help: examples(
@@ -77,6 +81,7 @@ const deadLettersList = command({
 
 const deadLettersReplay = command({
   path: ["serve", "dead-letters", "replay"],
+  summary: "put dead letters back to be delivered again",
   description:
     "Put dead letters back to be delivered again, each once: into the spool, for the next wh serve on it (stop a running one first: it holds the spool), or into their Redis partitions, for the forwarders.",
   flags: deadLettersReplayFlags,
@@ -91,9 +96,15 @@ const deadLettersReplay = command({
 const AUDIENCE_EXAMPLE = 'wh audience sync "High-Value Users (EU)" --members members.csv --state hvu.json';
 const TRAITS_EXAMPLE = 'wh traits sync "Lifetime Value" --values ltv.csv';
 
-const audience = command({ path: ["audience"], description: "Send audience memberships as identify traits.", help: examples(AUDIENCE_EXAMPLE) });
+const audience = command({
+  path: ["audience"],
+  summary: "send audience memberships as identify traits",
+  description: "Send audience memberships as identify traits.",
+  help: examples(AUDIENCE_EXAMPLE),
+});
 const audienceSync = command({
   path: ["audience", "sync"],
+  summary: "send the members who joined and left since the last sync",
   description: "Send an identify { <trait>: true } for each member who joined and { <trait>: false } for each who left.",
   args: [{ syntax: "<name>", description: "the audience's name" }],
   flags: audienceSyncFlags,
@@ -102,9 +113,15 @@ const audienceSync = command({
   run: async ({ args, flags, globals, io }) => (await import("../commands/sync.js")).runAudienceSync(args[0] ?? "", flags, globals, io),
 });
 
-const traits = command({ path: ["traits"], description: "Send computed traits as identify traits.", help: examples(TRAITS_EXAMPLE) });
+const traits = command({
+  path: ["traits"],
+  summary: "send computed traits as identify traits",
+  description: "Send computed traits as identify traits.",
+  help: examples(TRAITS_EXAMPLE),
+});
 const traitsSync = command({
   path: ["traits", "sync"],
+  summary: "send the values that changed since the last sync",
   description: "Send an identify { <trait>: value } for each user whose value changed since the last delivered sync.",
   args: [{ syntax: "<name>", description: "the computed trait's name" }],
   flags: traitsSyncFlags,

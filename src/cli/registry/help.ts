@@ -32,7 +32,8 @@ export const REPLAY_HELP = `${RETRY_HELP}
 
   Every line ends as delivered, skipped (integrations), invalid or failed; invalid and failed lines
   go to the dead-letter file with their line number and reason. After --max-failures (100)
-  identical failures in a row (same URLs, same status or error) the run stops, resumable. Exit 0
+  identical failures in a row (same URLs, same status or error) the run stops, resumable; so it
+  does after as many lines invalid the same way in a row (a key renamed in every line). Exit 0
   when all were delivered or skipped, 1 when any was invalid or failed (or the run stopped so),
   130 after Ctrl-C (the journal is kept: use --resume). Ctrl-C lets requests on the wire finish
   for up to 5s; when none is (every event only waits to retry), it stops at once.
@@ -41,6 +42,8 @@ export const REPLAY_HELP = `${RETRY_HELP}
     "wh replay events.ndjson --resume              # after a crash or Ctrl-C",
     "zcat big.ndjson.gz | wh replay - --concurrency 64 --json > results.ndjson",
     "wh replay captured.ndjson --dry-run | less",
+    "wh replay captured.ndjson --message-id 4f1c2a9e-…   # resend one event",
+    "wh replay events.ndjson --scheme standard --secret-file whsec.txt   # Standard Webhooks headers",
     'wh replay events.ndjson --shard "$JOB_COMPLETION_INDEX/4"   # one of 4 machines',
   )}`;
 
@@ -62,7 +65,7 @@ a full spool or disk is answered 503 with Retry-After, which Segment's SDKs retr
 and GET /metrics (Prometheus) tell how it goes; POST /retry retries waiting deliveries now
 (refused with 403 when it carries an Origin header: not from a web page). Ctrl-C stops accepting, lets deliveries in flight
 finish for up to 5 s, and keeps the rest in the spool for the next start.
-${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json")}`;
+${examples("wh serve                                   # embedded receiver: watch events arrive verified", "wh serve --url https://example.com/hook --secret-file secret.txt", "wh serve --config .whrc.json --port 8787 --data-dir /var/lib/wh --json", "wh serve --url https://example.com/hook --scheme standard --secret-file whsec.txt")}`;
 
 /** The help of `wh audience sync` and `wh traits sync`. */
 export function syncHelp(what: string, example: string): string {

@@ -10,6 +10,7 @@ export const CASE_NAMES = [
   "signature-missing",
   "signature-reserialized",
   "signature-body-changed",
+  "signature-replayed",
   "unicode",
   "unicode-escaped",
   "large-event",

@@ -1,24 +1,21 @@
 import { actionsBatch } from "../batch.js";
-import { buildRequestHeaders } from "../deliver.js";
 import { type DestinationMode, type MessageStamps, prepareMessage, type PreparedMessage } from "../message/prepare.js";
 import { MESSAGE_TYPES, type MessageType } from "../message/types.js";
-import { SIGNATURE_HEADER, signBody } from "../sign.js";
+import { REPARSED, WHOLE_BATCH } from "./advice.js";
 import { type CaseName, CASE_NAMES } from "./case-names.js";
+import { otherSecret, signatureHeaders, signed, type SigningSettings, type Tampering, tamperedRequest } from "./signing.js";
 import { escapeLikeOtherEncoders, FULL_CONTEXT_SAMPLE, LARGE_EVENT_BYTES, largeSample, TYPE_SAMPLES, UNICODE_SAMPLE } from "./samples.js";
 
 /**
  * The battery of `wh check`, as data: each case says what it sends, what passes, and whether a
- * failure fails the check (required) or only warns (advisory). The README's table lists them.
+ * failure fails the check (required) or only warns (advisory). docs/check.md's table lists them.
  */
 
 export type Expectation = "accept" | "refuse";
 
-/** What the cases are built with. */
-export interface CheckSettings {
+/** What the cases are built with: the scheme, secret (absent: nothing signed, the signature cases skipped) and time they sign with, and: */
+export interface CheckSettings extends SigningSettings {
   mode: DestinationMode;
-  /** Absent: no request is signed, and the signature cases are skipped. */
-  secret: string | undefined;
-  userAgent: string;
   /** Events in the Actions batch. */
   batchSize: number;
   /** Requests of the burst in flight at once. */
@@ -30,6 +27,8 @@ export interface CheckSettings {
 export interface CheckRequest {
   body: string;
   headers: Record<string, string>;
+  /** A subscription's mapped method; absent, POST. */
+  method?: "POST" | "PUT" | "PATCH" | undefined;
 }
 
 export interface CaseDefinition {
@@ -37,7 +36,7 @@ export interface CaseDefinition {
   readonly required: boolean;
   /** accept: 2xx within the time allowed; refuse: a 4xx. */
   readonly expect: Expectation;
-  /** For the README and --dry-run: what is sent, what passes. */
+  /** For docs/check.md and --dry-run: what is sent, what passes. */
   readonly sends: string;
   readonly passes: string;
   /** What it means when a receiver accepts a request it must refuse. */
@@ -83,14 +82,6 @@ const BURST_SIZE = 20;
 
 const NO_SECRET = "no shared secret given (--secret-file, --secret or WH_SHARED_SECRET): the signature cases need one";
 
-/** Why verifying JSON.stringify(req.body) passes with Segment and what it risks (the unicode-escaped case's advisory). */
-const REPARSED =
-  "the same event as JSON.stringify writes it: your receiver verifies JSON.stringify(req.body), not the raw bytes it received. That holds with Segment, whose bodies are JSON.stringify's own bytes; the risk: a body written or re-encoded by anything else (a proxy or relay on the way, a sender in another language) fails verification, and a 4xx is not retried: the event is lost. Verify the raw request body";
-
-/** Why a raw-bytes receiver refuses an Actions batch, and what to verify instead (the batch case's failure). */
-const WHOLE_BATCH =
-  "the same batch signed over its whole body: your receiver verifies the whole body, but an Actions batch is signed over its first event only (X-Signature is the HMAC-SHA1 of JSON.stringify of the first event, as action-destinations' webhook signs payload[0].data). When the body is a JSON array, verify JSON.stringify(JSON.parse(rawBody)[0]); the other events are covered by no signature";
-
 function typeCase(type: MessageType): Definition {
   const special = type === "alias" ? " with the literal keys `Previous ID` and `User ID`" : type === "delete" ? " with only type, userId and timestamp" : "";
   return {
@@ -99,7 +90,7 @@ function typeCase(type: MessageType): Definition {
     sends: `a signed ${type}${special}, in the mode's shape`,
     passes: IN_TIME,
     build: (settings) => {
-      const message = prepare(TYPE_SAMPLES[type], settings);
+      const message = typeMessage(type, settings);
       if (!message.enabled) return { requests: [], messageIds: [], skip: message.skipReason ?? "not sent in this mode" };
       return { requests: [signed(message.body, settings)], messageIds: ids(message) };
     },
@@ -119,11 +110,11 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
   "signature-wrong": {
     required: true,
     expect: "refuse",
-    sends: "a track whose X-Signature was made with another secret",
+    sends: "a track signed with another secret",
     passes: "a 4xx",
     acceptedMeans: "accepted a request signed with another secret: your receiver does not verify signatures",
     aboutSignatures: true,
-    build: (settings) => tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(`${secret}-not`, message.body) })),
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body, headers: sign(otherSecret(settings, secret), body) })),
   },
   "signature-missing": {
     required: true,
@@ -132,7 +123,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: "a 4xx",
     acceptedMeans: "accepted a request without X-Signature: your receiver lets unsigned requests through",
     aboutSignatures: true,
-    build: (settings) => tampered(settings, (message) => ({ body: message.body, signature: undefined })),
+    build: (settings) => tampered(settings, (body) => ({ body, headers: {} })),
   },
   "signature-reserialized": {
     required: true,
@@ -142,8 +133,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     acceptedMeans:
       "accepted a body whose X-Signature was computed over different bytes (the same JSON, spaced otherwise): your receiver does not verify the exact bytes it received",
     aboutSignatures: true,
-    build: (settings) =>
-      tampered(settings, (message, secret) => ({ body: message.body, signature: signBody(secret, JSON.stringify(JSON.parse(message.body), null, 2)) })),
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body, headers: sign(secret, JSON.stringify(JSON.parse(body), null, 2)) })),
   },
   "signature-body-changed": {
     required: true,
@@ -152,8 +142,19 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: "a 4xx",
     acceptedMeans: "accepted a body changed after it was signed: your receiver does not compare the signature with the body it received",
     aboutSignatures: true,
+    build: (settings) => tampered(settings, (body, sign, secret) => ({ body: body.replace('"total":99.5', '"total":9950'), headers: sign(secret, body) })),
+  },
+  "signature-replayed": {
+    required: true,
+    expect: "refuse",
+    sends: "scheme standard: a track signed 10 minutes ago (webhook-timestamp past the usual 5-minute tolerance), as a replay comes",
+    passes: "a 4xx",
+    acceptedMeans: "accepted a request signed 10 minutes ago: your receiver does not hold webhook-timestamp to a tolerance, so requests can be replayed",
+    aboutSignatures: true,
     build: (settings) =>
-      tampered(settings, (message, secret) => ({ body: message.body.replace('"total":99.5', '"total":9950'), signature: signBody(secret, message.body) })),
+      settings.scheme === "standard"
+        ? tampered(settings, (body, _sign, secret) => ({ body, headers: signatureHeaders(settings, secret, body, body, settings.nowMs - 600_000) }))
+        : { requests: [], messageIds: [], skip: "Segment's X-Signature carries no timestamp (--scheme standard signs one)" },
   },
   // Segment's bodies are JSON.stringify's bytes (action-destinations' webhook signs
   // JSON.stringify(payload.data)): the required case sends those, and other encoders' escapes are
@@ -208,8 +209,7 @@ const DEFINITIONS: Readonly<Record<CaseName, Definition>> = {
     passes: IN_TIME,
     build: (settings) => {
       if (settings.mode !== "actions") return { requests: [], messageIds: [], skip: "the classic destination never sends batches (--mode actions)" };
-      const kinds: MessageType[] = ["identify", "track", "page"];
-      const messages = Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
+      const messages = batchMessages(settings);
       const batch = actionsBatch(messages.map((message) => message.body));
       const probe =
         settings.secret === undefined
@@ -266,6 +266,17 @@ function retryNote(messageIds: readonly string[]): string {
   return `idempotency cannot be seen from outside: on your side, messageId ${retried} (sent twice, the same bytes: a retry) must have been processed once, and messageId ${fresh} (the same event, a new messageId) once too`;
 }
 
+/** The type case's event, freshly stamped. */
+export function typeMessage(type: MessageType, settings: CheckSettings): PreparedMessage {
+  return prepare(TYPE_SAMPLES[type], settings);
+}
+
+/** The batch case's events: identify, track and page in turn, --batch-size of them. */
+export function batchMessages(settings: CheckSettings): PreparedMessage[] {
+  const kinds: MessageType[] = ["identify", "track", "page"];
+  return Array.from({ length: settings.batchSize }, (_, index) => prepare(TYPE_SAMPLES[kinds[index % kinds.length] as MessageType], settings));
+}
+
 function prepare(input: Record<string, unknown>, settings: CheckSettings): PreparedMessage {
   const prepared = prepareMessage(input, settings.stamps, { mode: settings.mode });
   // The samples are wh's own: a refusal is a bug here, not the user's input.
@@ -273,23 +284,12 @@ function prepare(input: Record<string, unknown>, settings: CheckSettings): Prepa
   return prepared.message;
 }
 
-function ids(message: PreparedMessage): string[] {
+export function ids(message: PreparedMessage): string[] {
   return message.messageId === undefined ? [] : [message.messageId];
 }
 
-/** The request Segment would send: signed (when there is a secret) over `signedText`, the body unless a batch. */
-function signed(body: string, settings: CheckSettings, signedText = body): CheckRequest {
-  return { body, headers: buildRequestHeaders(signedText, settings.userAgent, settings.secret) };
-}
-
 /** A signed track with its body or signature tampered with (only built with a secret). */
-function tampered(
-  settings: CheckSettings,
-  change: (message: PreparedMessage, secret: string) => { body: string; signature: string | undefined },
-): Omit<BuiltCase, "definition"> {
+function tampered(settings: CheckSettings, change: Tampering): Omit<BuiltCase, "definition"> {
   const message = trackBody(settings);
-  const { body, signature } = change(message, settings.secret as string);
-  const headers = buildRequestHeaders(body, settings.userAgent, undefined);
-  if (signature !== undefined) headers[SIGNATURE_HEADER] = signature;
-  return { requests: [{ body, headers }], messageIds: ids(message) };
+  return { requests: [tamperedRequest(settings, message.body, change)], messageIds: ids(message) };
 }

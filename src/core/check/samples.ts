@@ -1,5 +1,6 @@
 import { MAX_MESSAGE_BYTES } from "../message/rules.js";
 import type { MessageType } from "../message/types.js";
+import { findSample, sampleMessage } from "../samples/catalogue.js";
 
 /**
  * The events `wh check` sends, as Segment-spec input: wh's own message code turns them into the
@@ -8,28 +9,21 @@ import type { MessageType } from "../message/types.js";
 
 const USER = "wh-check-user-1";
 
-/** One event of each of the seven types, with the fields the seed shows for it. */
+/** The catalogue's sample of each type (its track: Order Completed), sent as wh check's own user. */
+function catalogued(name: string): Record<string, unknown> {
+  const sample = findSample(name);
+  if (sample === undefined) throw new Error(`the catalogue has no ${name}`);
+  return { ...sampleMessage(sample), userId: USER };
+}
+
+/** One event of each of the seven types: the catalogue's, with the Spec's fields; delete has none there. */
 export const TYPE_SAMPLES: Readonly<Record<MessageType, Record<string, unknown>>> = {
-  page: {
-    type: "page",
-    userId: USER,
-    name: "Pricing",
-    properties: { path: "/pricing", referrer: "https://example.com/", title: "Pricing", url: "https://example.com/pricing" },
-  },
-  screen: {
-    type: "screen",
-    userId: USER,
-    name: "Dashboard",
-    context: {
-      device: { model: "iPhone15,2", type: "ios" },
-      os: { name: "iOS", version: "17.4" },
-      app: { build: "1204", name: "Example", version: "3.2.1" },
-    },
-  },
-  identify: { type: "identify", userId: USER, traits: { email: "ada@example.com", name: "Ada Lovelace", plan: "pro", logins: 12 } },
-  track: { type: "track", userId: USER, event: "Order Completed", properties: { orderId: "o-1001", total: 99.5, currency: "EUR" } },
-  alias: { type: "alias", userId: USER, previousId: "wh-check-anonymous-1" },
-  group: { type: "group", userId: USER, groupId: "wh-check-group-1", traits: { name: "Example Inc", employees: 42 } },
+  page: catalogued("Page"),
+  screen: catalogued("Screen"),
+  identify: catalogued("Identify"),
+  track: catalogued("Order Completed"),
+  alias: catalogued("Alias"),
+  group: catalogued("Group"),
   delete: { type: "delete", userId: USER },
 };
 

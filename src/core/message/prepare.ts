@@ -11,6 +11,7 @@ import { parseJson } from "./parse-json.js";
 import { normalizeTimestamp } from "./timestamp.js";
 import type { EventFilter } from "../destination/filters.js";
 import { filterMessage, stampedOnce } from "./filter-message.js";
+import { buildOutbound, carriedByClassic } from "./classic-outbound.js";
 import type { SkipKind } from "./skip.js";
 
 /** Where a message gets what it does not carry: the time and a fresh messageId. */
@@ -97,8 +98,24 @@ export function prepareLine(line: string, stamps: MessageStamps, options: Prepar
   return prepareValue(parsed.value, sentAsIs ? line.trim() : undefined, stamps, options);
 }
 
+/**
+ * Whether prepareMessage would take an event wh serve accepted (`fromTrackingApi`), judged by the
+ * same rules without building its body (the forwarder builds it, once), and its user key. Not for
+ * a destination with filters: a filter may cut what the event needs, which only preparing shows.
+ */
+export function checkMessage(
+  value: Record<string, unknown>,
+  stamps: MessageStamps,
+  mode: DestinationMode | undefined,
+): { ok: true; userKey: string | undefined } | PrepareFailure {
+  const checked =
+    mode === "actions" || !isClassicOutbound(value) ? checkEvent(mode === "actions" ? actionsEvent(value) : value, stamps, false) : checkOutbound(value);
+  if (!checked.ok) return checked;
+  return { ok: true, userKey: userKeyOf("identity" in checked ? checked.identity : checked.message) };
+}
+
 /** A dead letter that names subscriptions goes to those alone. */
-function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefined): PrepareResult {
+export function onlyTo(result: PrepareResult, subscriptions: readonly string[] | undefined): PrepareResult {
   return result.ok && subscriptions !== undefined ? { ok: true, message: { ...result.message, only: subscriptions } } : result;
 }
 
@@ -139,38 +156,6 @@ function isClassicOutbound(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && ((value as { version?: unknown }).version === 1 || "Previous ID" in value || "User ID" in value);
 }
 
-/** The fields of the input the classic shape carries (or uses: integrations decides delivery). */
-function carriedByClassic(type: MessageType, key: string): boolean {
-  if (type === "delete") return key === "type" || key === "userId" || key === "timestamp" || key === "integrations";
-  switch (key) {
-    case "type":
-    case "version":
-    case "userId":
-    case "anonymousId":
-    case "context":
-    case "messageId":
-    case "timestamp":
-    case "integrations":
-      return true;
-    case "event":
-      return type === "track";
-    case "name":
-      return type === "page" || type === "screen";
-    case "category":
-      return type === "page";
-    case "properties":
-      return type === "track" || type === "page" || type === "screen";
-    case "traits":
-      return type === "identify" || type === "group" || type === "page";
-    case "groupId":
-      return type === "group";
-    case "previousId":
-      return type === "alias";
-    default:
-      return false;
-  }
-}
-
 /**
  * Segment's Webhooks (Actions) destination with its default mapping (`data: { '@path': '$.' }`,
  * action-destinations webhook/send/index.ts): the whole event as Segment holds it. Fields are kept
@@ -181,7 +166,7 @@ function carriedByClassic(type: MessageType, key: string): boolean {
  * none). An alias keeps camelCase previousId and userId. With exact bytes, the line goes as it is.
  */
 function prepareActions(value: unknown, exact: string | undefined, stamps: MessageStamps, seedShapes: boolean): PrepareResult {
-  const event = isClassicOutbound(value) ? fromClassicAlias(value) : value;
+  const event = actionsEvent(value);
   const checked = checkEvent(event, stamps, seedShapes);
   if (!checked.ok) return checked;
   const { message } = checked;
@@ -197,6 +182,11 @@ function prepareActions(value: unknown, exact: string | undefined, stamps: Messa
   // The webhook destination has no onDelete (webhook/index.ts): Segment never sends it a delete.
   if (!result.ok || message.type !== "delete") return result;
   return { ok: true, message: { ...result.message, enabled: false, skipKind: "integrations", skipReason: "the Actions webhook never sends delete" } };
+}
+
+/** The event the Actions webhook sends: a classic alias's literal keys as the event holds them (camelCase). */
+function actionsEvent(value: unknown): unknown {
+  return isClassicOutbound(value) ? fromClassicAlias(value) : value;
 }
 
 /** A classic alias's literal keys as the event holds them (camelCase). */
@@ -222,6 +212,12 @@ function checkEvent(value: unknown, stamps: MessageStamps, seedShapes: boolean):
 }
 
 function prepareOutbound(value: Record<string, unknown>, body: string): PrepareResult {
+  const checked = checkOutbound(value);
+  return checked.ok ? finish(checked.message.type, body, checked.identity, checked.message.messageId, []) : checked;
+}
+
+/** A message in the classic outbound shape: its schema and the seed's rules, and who it is of. */
+function checkOutbound(value: Record<string, unknown>) {
   const parsed = parseOutboundMessage(value);
   if (!parsed.success) return invalid(formatIssues(parsed.error).join("; "));
   const message = parsed.data;
@@ -234,50 +230,7 @@ function prepareOutbound(value: Record<string, unknown>, body: string): PrepareR
       ? "a delete carries only type, userId and timestamp"
       : undefined);
   if (problem !== undefined) return invalid(problem);
-  return finish(message.type, body, identity, message.messageId, []);
-}
-
-function buildOutbound(message: InboundMessage, timestamp: string, stamps: MessageStamps): Record<string, unknown> {
-  const { type } = message;
-  if (type === "delete") return { type, userId: message.userId, timestamp };
-  const out: Record<string, unknown> = { version: 1, type };
-  if (type === "alias") {
-    out["Previous ID"] = message.previousId;
-    out["User ID"] = message.userId;
-  } else {
-    out.userId = message.userId || null;
-    if (message.anonymousId) out.anonymousId = message.anonymousId;
-  }
-  switch (type) {
-    case "track":
-      out.event = message.event;
-      out.properties = message.properties ?? {};
-      break;
-    case "page":
-      if (message.name != null) out.name = message.name;
-      if (message.category != null) out.category = message.category;
-      // The seed's Page.Traits, which analytics-go sends as properties: kept there, under properties' own keys.
-      out.properties = message.traits == null ? (message.properties ?? {}) : { ...message.traits, ...message.properties };
-      break;
-    case "screen":
-      if (message.name != null) out.name = message.name;
-      if (message.properties != null) out.properties = message.properties;
-      break;
-    case "identify":
-      out.traits = message.traits ?? {};
-      break;
-    case "group":
-      out.groupId = message.groupId;
-      out.traits = message.traits ?? {};
-      break;
-    case "alias":
-      break;
-  }
-  if (type === "screen") out.context = message.context ?? {};
-  else if (message.context != null) out.context = message.context;
-  out.messageId = message.messageId ?? stamps.newId();
-  out.timestamp = timestamp;
-  return out;
+  return { ok: true as const, message, identity };
 }
 
 function finish(
@@ -292,7 +245,7 @@ function finish(
     message: {
       type,
       body,
-      userKey: identity.userId || identity.anonymousId || undefined,
+      userKey: userKeyOf(identity),
       messageId,
       ...(isDestinationEnabled(identity.integrations)
         ? { enabled: true }
@@ -300,6 +253,10 @@ function finish(
       ...(dropped.length === 0 ? {} : { dropped }),
     },
   };
+}
+
+function userKeyOf(identity: { userId?: string | null | undefined; anonymousId?: string | null | undefined }): string | undefined {
+  return identity.userId || identity.anonymousId || undefined;
 }
 
 function invalid(error: string): PrepareFailure {

@@ -247,35 +247,3 @@ export function basicAuthWriteKey(header: string | undefined): string | undefine
   const key = colon === -1 ? decoded : decoded.slice(0, colon);
   return key === "" ? undefined : key;
 }
-
-/**
- * The messageIds seen lately, to drop a retried request's events: a window of the last `size`
- * ids, the oldest forgotten first. A ring of the ids in arrival order sits beside the set, so
- * forgetting costs the same however long serve has run: a Set's own insertion order would make
- * each eviction walk the slots its earlier deletions left at the front.
- */
-export class RecentIds {
-  private readonly ids = new Set<string>();
-  // Grown as ids come, not allocated whole: --dedup-window may be 10,000,000 for a serve that
-  // sees a few thousand events.
-  private readonly ring: string[] = [];
-  private next = 0;
-
-  constructor(private readonly size: number) {}
-
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-
-  add(id: string): void {
-    if (this.size === 0 || this.ids.has(id)) return;
-    this.ids.add(id);
-    if (this.ring.length < this.size) {
-      this.ring.push(id);
-      return;
-    }
-    this.ids.delete(this.ring[this.next] as string);
-    this.ring[this.next] = id;
-    this.next = (this.next + 1) % this.size;
-  }
-}

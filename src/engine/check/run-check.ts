@@ -94,6 +94,7 @@ async function send(request: CheckRequest, options: CheckRunOptions): Promise<Ob
   const outcome = await options.transport.post(options.url, request.headers, request.body, {
     signal: options.signal,
     timeoutMs: options.timeoutMs,
+    method: request.method,
   });
   return { outcome, ms: performance.now() - startedAt };
 }

@@ -1,12 +1,13 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
-import { prepareMessage, type MessageStamps } from "../../core/message/prepare.js";
-import { expandRequest, type RecentIds, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
+import { checkMessage, prepareMessage, type MessageStamps, type PrepareFailure, type PrepareResult } from "../../core/message/prepare.js";
+import type { RecentIds } from "../../core/message/recent-ids.js";
+import { expandRequest, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
-import type { AcceptedEvent } from "./stored-event.js";
+import { storedText, type AcceptedEvent } from "./stored-event.js";
 
 /** How long a client is asked to wait before retrying a 503 (full spool or disk). */
 const RETRY_AFTER_SECONDS = 5;
@@ -114,11 +115,11 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const ids = new Set<string>();
     let duplicates = 0;
     for (const { index, event } of expanded.events) {
-      const prepared = prepareMessage(event, options.stamps, { mode: source.destination.mode, fromTrackingApi: true, filter: source.destination.filter });
+      const judged = judge(event, source.destination, options.stamps);
       const messageId = event.messageId as string;
-      if (!prepared.ok) {
+      if (!judged.ok) {
         rejected.push(
-          rejectionAt(where(index), { messageId, reason: prepared.kind === "too-large" ? "too_large" : "invalid_message", error: prepared.error, sent: event }),
+          rejectionAt(where(index), { messageId, reason: judged.kind === "too-large" ? "too_large" : "invalid_message", error: judged.error, sent: event }),
         );
         continue;
       }
@@ -128,7 +129,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
       }
       ids.add(messageId);
       const stored = { source: name ?? null, event };
-      fresh.push({ stored, prepared, text: JSON.stringify(stored) });
+      fresh.push({ stored, prepared: judged.prepared, userKey: judged.userKey, text: storedText(stored) });
     }
     const taken = { ...base, source: name, rejected, duplicates };
     metrics.duplicates.inc({}, duplicates);
@@ -140,6 +141,23 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const events = fresh.map(({ stored }) => stored.event);
     return report({ ...taken, status: 200, accepted: fresh.length, events, headers: redactHeaders(request.headers) });
   };
+}
+
+/**
+ * Whether the destination takes an event, judged before the 200 so that nothing it promises is
+ * refused later. Without filters it is checked by prepareMessage's rules without building the
+ * body (the forwarder builds it, once); with filters it is prepared whole, since a filter may cut
+ * what the event needs, and the message goes on with it.
+ */
+function judge(
+  event: Record<string, unknown>,
+  destination: Destination,
+  stamps: MessageStamps,
+): { ok: true; userKey: string | undefined; prepared?: PrepareResult } | PrepareFailure {
+  const { mode, filter } = destination;
+  if (filter === undefined) return checkMessage(event, stamps, mode);
+  const prepared = prepareMessage(event, stamps, { mode, fromTrackingApi: true, filter });
+  return prepared.ok ? { ok: true, userKey: prepared.message.userKey, prepared } : prepared;
 }
 
 function rejectionAt(where: string, { messageId, reason, error, sent }: Omit<RejectedEvent, "index">): Rejection {

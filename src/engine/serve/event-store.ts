@@ -28,6 +28,8 @@ export interface EventStore {
    * store knows it locally; undefined otherwise (Redis: other processes forward too).
    */
   lag(): number | undefined;
+  /** Events stored and not yet ended, when the store knows it locally; undefined otherwise (Redis: the partitions are elsewhere). */
+  backlog(): number | undefined;
   /** The store's part of /health. */
   health(): Record<string, unknown>;
   /** Adds the store's gauges to /metrics. */

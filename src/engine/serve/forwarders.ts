@@ -1,9 +1,12 @@
+import { setMaxListeners } from "node:events";
 import type { Destination, DeliverySettings } from "../../config/resolve.js";
 import type { Clock } from "../../core/clock.js";
 import type { DeliveryEvent, DeliveryReport } from "../../core/deliver.js";
+import type { SubscriptionRequest } from "../../core/destination/route.js";
 import type { OutputWriteError } from "../../core/errors.js";
 import { createDeliverer, type Sender, type WaitReason } from "../deliverer.js";
 import { runDeliveries, type RunSummary } from "../run-deliveries.js";
+import { routeJobs } from "../routed-run.js";
 import { type DeliveryJob, type JobOutcome, skipKindOf } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
@@ -22,7 +25,7 @@ export interface ForwardingOptions {
   onOutcome?:
     | ((job: DeliveryJob, outcome: JobOutcome, report: DeliveryReport | undefined, reason: string | undefined, destination: Destination) => void)
     | undefined;
-  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination) => void) | undefined;
+  onDeliveryEvent?: ((job: DeliveryJob, event: DeliveryEvent, destination: Destination, request?: SubscriptionRequest) => void) | undefined;
   onForwardingStopped?: ((destination: Destination, error: OutputWriteError) => void) | undefined;
 }
 
@@ -48,6 +51,15 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
   const closers: (() => void)[] = [];
   const runs: Promise<RunSummary>[] = [];
   let inputs: ReturnType<EventStore["feed"]> = new Map();
+  // Every source's run listens for the stop. One listener on the command's signal relays it to a
+  // signal of forwarding's own that they share: 100 sources on the command's signal passed Node's
+  // 10 listeners and printed MaxListenersExceededWarning.
+  const stopping = new AbortController();
+  setMaxListeners(0, stopping.signal);
+  const relayStop = (): void => stopping.abort();
+  if (options.signal.aborted) stopping.abort();
+  else options.signal.addEventListener("abort", relayStop, { once: true });
+  closers.push(() => options.signal.removeEventListener("abort", relayStop));
   try {
     const logs = destinations.map((destination) => store.logs(destination));
     closers.push(...logs.map((log) => log.close));
@@ -58,7 +70,8 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
       const input = inputs.get(destination);
       if (input === undefined) return;
       const { journal, deadLetter } = logs[index] as (typeof logs)[number];
-      const run = runDeliveries(input.jobs, {
+      const routed = destination.subscriptions;
+      const run = runDeliveries(routed === undefined ? input.jobs : routeJobs(input.jobs, routed), {
         stopInput: input.stop,
         sender,
         concurrency: options.concurrency,
@@ -67,9 +80,10 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         ratePerSecond: undefined,
         journal,
         deadLetter,
-        signal: options.signal,
+        signal: stopping.signal,
         graceMs: options.graceMs,
-        onDeliveryEvent: options.onDeliveryEvent === undefined ? undefined : (job, event) => options.onDeliveryEvent?.(job, event, destination),
+        onDeliveryEvent:
+          options.onDeliveryEvent === undefined ? undefined : (job, event, request) => options.onDeliveryEvent?.(job, event, destination, request),
         onOutcome: (job, outcome, report, reason) => {
           // A skip says its kind: wh_serve_events_total{outcome="skipped",skip="filtered"}.
           if (outcome !== "interrupted" && outcome !== "dry-run")

@@ -43,8 +43,8 @@ export class RedisStore implements EventStore {
   }
 
   async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
-    const entries = events.map(({ prepared, stored, text }) => {
-      const key = (prepared.ok ? prepared.message.userKey : undefined) ?? String(stored.event.messageId);
+    const entries = events.map(({ userKey, stored, text }) => {
+      const key = userKey ?? String(stored.event.messageId);
       return { partition: shardOfKey(key, this.queue.partitions), text };
     });
     try {
@@ -93,6 +93,10 @@ export class RedisStore implements EventStore {
   }
 
   lag(): undefined {
+    return undefined;
+  }
+
+  backlog(): undefined {
     return undefined;
   }
 

@@ -3,13 +3,13 @@ import { AppendFile } from "../../adapters/append-file.js";
 import { Spool } from "../../adapters/spool.js";
 import { deadLetterFileName, removeSpoolDeadLetters } from "../../adapters/spool-dead-letters.js";
 import type { Quarantined } from "../../adapters/spool-recovery.js";
-import type { SpoolReader } from "../../adapters/spool-reader.js";
+import type { SpoolReader, SpoolSelector } from "../../adapters/spool-reader.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
 import type { Registry } from "../../core/prometheus.js";
 import type { DeliveryJob } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
-import { readStored, type AcceptedEvent, type JobInput, type JobMaker, type StoredEvent } from "./stored-event.js";
+import { readStored, sourceTag, storedText, type AcceptedEvent, type JobInput, type JobMaker, type StoredEvent } from "./stored-event.js";
 
 export interface SpoolStoreOptions {
   dataDir: string;
@@ -80,13 +80,19 @@ export class SpoolStore implements EventStore {
 
   /**
    * Puts dead letters back to be delivered (`wh serve dead-letters replay`): appended and synced,
-   * then taken out of their files. Each record names its dead letter, so that a crash between the
-   * two is finished by the next open (above) instead of putting them back again.
+   * each to the subscriptions its record names alone when it names some. Each record names its
+   * dead letter: the caller takes them out of their files once this resolves, and a crash between
+   * the two is finished by the next open (above) instead of putting them back again.
    */
-  async putBack(letters: readonly { id: string; source: string | null; event: Record<string, unknown> }[]): Promise<void> {
+  async putBack(
+    letters: readonly { id: string; source: string | null; event: Record<string, unknown>; record: { subscriptions?: string[] | undefined } }[],
+  ): Promise<void> {
     if (letters.length === 0) return;
-    await this.spool.append(letters.map(({ id, source, event }) => JSON.stringify({ source, event, deadLetter: id } satisfies StoredEvent)));
-    removeSpoolDeadLetters(this.dataDir, new Set(letters.map((letter) => letter.id)));
+    await this.spool.append(
+      letters.map(({ id, source, event, record: { subscriptions } }) =>
+        storedText({ source, event, deadLetter: id, ...(subscriptions === undefined ? {} : { subscriptions }) }),
+      ),
+    );
   }
 
   logs(destination: Destination): { journal: Spool; deadLetter: AppendFile; close(): void } {
@@ -98,7 +104,7 @@ export class SpoolStore implements EventStore {
   feed(destinations: readonly Destination[], makeJob: JobMaker): Map<Destination, JobInput> {
     return new Map(
       destinations.map((destination) => {
-        const reader = this.spool.reader();
+        const reader = this.spool.reader(destinations.length === 1 ? undefined : sourceSelector(destination, destinations));
         this.readers.push(reader);
         return [destination, { jobs: jobsOf(reader, destination, makeJob, destination === destinations[0]), stop: () => reader.stop() }];
       }),
@@ -107,6 +113,10 @@ export class SpoolStore implements EventStore {
 
   lag(): number {
     return this.readers.reduce((most, reader) => Math.max(most, this.spool.nextSeq - reader.position), 0);
+  }
+
+  backlog(): number {
+    return this.spool.depth;
   }
 
   health(): Record<string, unknown> {
@@ -126,6 +136,48 @@ export class SpoolStore implements EventStore {
     for (const reader of this.readers) reader.stop();
     this.spool.close();
   }
+}
+
+/** Every stored record starts so (sourceTag), whatever its source. */
+const TAG_START = Buffer.from('{"source":');
+
+/**
+ * The records a destination's reader hands over, told by their first bytes (sourceTag): its
+ * source's; for the first destination also those of a source the config no longer has (its
+ * jobMaker makes them invalid, dead-lettered once); and any record that does not start with a
+ * tag, parsed to find out (jobsOf keeps it only if it is the destination's). So one record costs
+ * one parse whatever the number of sources, where every reader used to parse every record.
+ */
+function sourceSelector(destination: Destination, destinations: readonly Destination[]): SpoolSelector {
+  const own = destination.source ?? null;
+  const ownTag = Buffer.from(sourceTag(own));
+  const strays = destination === destinations[0];
+  const known = new Set(destinations.map((each) => each.source ?? null));
+  const knownTags = new Set(destinations.map((each) => sourceTag(each.source ?? null)));
+  const startsWith = (buffer: Buffer, start: number, end: number, tag: Buffer) =>
+    end - start >= tag.length && buffer.compare(tag, 0, tag.length, start, start + tag.length) === 0;
+  return {
+    line(buffer, start, end) {
+      if (startsWith(buffer, start, end, ownTag) || !startsWith(buffer, start, end, TAG_START)) return true;
+      if (!strays) return false;
+      const tag = tagAt(buffer, start, end);
+      return tag === undefined || !knownTags.has(tag);
+    },
+    committed(_text, attached) {
+      const source = (attached as AcceptedEvent | undefined)?.stored.source;
+      return source === undefined || source === own || (strays && !known.has(source));
+    },
+  };
+}
+
+/** The tag (sourceTag) the line at `start` starts with; undefined when its name holds an escape, which only a parse reads right. */
+function tagAt(buffer: Buffer, start: number, end: number): string | undefined {
+  let at = start + TAG_START.length;
+  if (buffer[at] === 0x22) {
+    for (at += 1; at < end && buffer[at] !== 0x22; at += 1) if (buffer[at] === 0x5c) return undefined;
+    at += 1;
+  } else at += "null".length;
+  return at < end && buffer[at] === 0x2c ? buffer.toString("utf8", start, at + 1) : undefined;
 }
 
 /**

@@ -1,0 +1,92 @@
+// wh serve's CPU per accepted event against the number of sources in its config (1, 10, 100),
+// the events spread over every source (each request a write key drawn in turn) or all to the
+// first. The webhook is down (503, Retry-After: 1, its own process): each forwarder reads its
+// source's events until its runner holds all it may, so with the events spread every reader keeps
+// reading while the load runs; what that costs per event is what grew with the sources. Each
+// configuration starts fresh on an empty directory; configurations take turns round by round,
+// batches of 100 events, 16 connections, SECONDS after one second of warm-up. CPU = user + system
+// of wh serve's process per event answered 200, from /proc.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { trackingBatch } from "./generate.js";
+import { cpuUs } from "./proc-stat.js";
+import { startReceiverProcess } from "./receiver-process.js";
+import { startServeProcess } from "./wh-process.js";
+
+const BATCH = 100;
+const CONNECTIONS = 16;
+const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const COUNTS = [1, 10, 100];
+const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
+const basic = (key) => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
+
+/** Requests of unique events, each with the write key of the next source in turn (`spread`) or the first's. */
+function requestsFor(sources, spread) {
+  let sent = 0;
+  const setupRequest = (request) => {
+    sent += 1;
+    request.body = parts.join(`s${sent.toString(36)}`);
+    request.headers = { "content-type": "application/json", authorization: basic(`bench-${spread ? sent % sources : 0}`) };
+    return request;
+  };
+  return [{ method: "POST", setupRequest }];
+}
+
+async function measure(dir, webhook, sources, spread) {
+  const config = join(dir, "whrc.json");
+  const entries = Array.from({ length: sources }, (_, index) => [`s${index}`, { writeKey: `bench-${index}`, webhooks: [{ url: webhook.url }] }]);
+  writeFileSync(config, JSON.stringify({ sources: Object.fromEntries(entries) }));
+  const serve = await startServeProcess(["--config", config, "--data-dir", join(dir, "data")]);
+  try {
+    const post = (seconds) =>
+      autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, requests: requestsFor(sources, spread) });
+    await post(1);
+    const before = cpuUs(serve.pid);
+    const result = await post(SECONDS);
+    const accepted = result["2xx"] * BATCH;
+    return { cpuPerEventUs: (cpuUs(serve.pid) - before) / accepted, perSecond: accepted / SECONDS, trouble: result.non2xx + result.errors + result.timeouts };
+  } finally {
+    await serve.kill();
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const webhook = await startReceiverProcess({ status: 503 });
+const runs = new Map();
+try {
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const spread of [true, false]) {
+      for (const sources of COUNTS) {
+        const dir = mkdtempSync(join(tmpdir(), "wh-bench-sources-"));
+        try {
+          const key = `${sources} ${spread}`;
+          runs.set(key, [...(runs.get(key) ?? []), await measure(dir, webhook, sources, spread)]);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+} finally {
+  await webhook.stop();
+}
+
+console.log(
+  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): webhook down, batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns`,
+);
+for (const spread of [true, false]) {
+  const one = runs.get(`1 ${spread}`).map((run) => run.cpuPerEventUs);
+  for (const sources of COUNTS) {
+    const list = runs.get(`${sources} ${spread}`);
+    const cpu = list.map((run) => run.cpuPerEventUs);
+    const ratios = cpu.map((value, round) => value / one[round]);
+    const trouble = list.reduce((sum, run) => sum + run.trouble, 0);
+    console.log(
+      `  ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}`,
+    );
+  }
+}
