@@ -163,10 +163,11 @@ describe("wh serve dead-letters on a dead-letter file larger than the heap", () 
         at: "2026-11-21T09:30:09.000Z",
         original: JSON.stringify({ type: "track", userId: `u${index % 7}`, event: "Big", messageId: `m-${index}`, properties: { padding } }),
       });
-    const COUNT = 30_000;
+    const COUNT = 45_000;
     await writeFile(join(dataDir, "dead-letters.ndjson"), `${Array.from({ length: COUNT }, (_, index) => letter(index)).join("\n")}\n`);
-    // About 70 MB of letters; a 40 MB heap holds neither the file's text nor its letters.
-    const env = { NODE_OPTIONS: "--max-old-space-size=40" };
+    // About 105 MB of letters; a 56 MB heap holds neither the file's text nor its letters (40 MB
+    // was too close to what a replay's batches and the spool's put-back ids need under load).
+    const env = { NODE_OPTIONS: "--max-old-space-size=56" };
     const listing = await run(["serve", "dead-letters", "list", "--data-dir", "data"], { cwd: dir, env });
     expect(listing.code).toBe(0);
     expect(lines(listing.stdout)).toHaveLength(COUNT);
