@@ -122,6 +122,7 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
     if (tooLarge !== undefined) return { ok: false, code: "body_too_large", error: tooLarge, writeKey };
     raw = [{ ...body, type: body.type ?? call }];
   }
+  const times = requestTimes(shared, context.receivedAt);
   const events: ExpandedEvent[] = [];
   const rejected: RejectedEvent[] = [];
   for (const [index, item] of raw.entries()) {
@@ -134,7 +135,7 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
       rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_MESSAGES} events one batch may carry`, sent: item });
       continue;
     }
-    const enriched = enrich(item, shared, context);
+    const enriched = enrich(item, shared, context, times);
     const text = typeof enriched === "string" ? undefined : JSON.stringify(enriched);
     // Too large is said before an invalid timestamp, as when the size was measured first.
     const tooLarge = call === "batch" ? sizeProblem(item, text) : undefined;
@@ -168,7 +169,25 @@ const REPLACED = ["writeKey", "receivedAt", "originalTimestamp"] as const;
 /** What enrich's nulls can lose: context or integrations null → `{}` (2 bytes each), sentAt null → the batch's `""` (2). */
 const NULLS_SHRINK = 6;
 
-function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, { receivedAt, ip, stamps }: AcceptContext): Record<string, unknown> | string {
+/** What every event of one request shares, worked out once: its receipt time, and the batch's sentAt normalised. */
+interface RequestTimes {
+  received: string;
+  /** normalizeTimestamp, answered from memory for the batch's own sentAt. */
+  normalized(text: string): string | undefined;
+}
+
+function requestTimes(batch: Record<string, unknown>, receivedAt: Date): RequestTimes {
+  const batchSentAt = batch.sentAt;
+  const batchNormalized = typeof batchSentAt === "string" ? normalizeTimestamp(batchSentAt) : undefined;
+  return { received: receivedAt.toISOString(), normalized: (text) => (text === batchSentAt ? batchNormalized : normalizeTimestamp(text)) };
+}
+
+function enrich(
+  item: Record<string, unknown>,
+  batch: Record<string, unknown>,
+  { receivedAt, ip, stamps }: AcceptContext,
+  { received, normalized }: RequestTimes,
+): Record<string, unknown> | string {
   const { writeKey: _writeKey, ...event } = item;
   const context = mergeObjects(batch.context, event.context);
   const integrations = mergeObjects(batch.integrations, event.integrations);
@@ -178,7 +197,6 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     event.context = { ...event.context, ip };
   }
   if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
-  const received = receivedAt.toISOString();
   event.receivedAt = received;
   const sentAtText = event.sentAt ?? batch.sentAt;
   if (event.timestamp !== undefined && event.timestamp !== null) {
@@ -187,7 +205,7 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     if (original === undefined) return `timestamp ${JSON.stringify(event.timestamp)} is not an ISO 8601 date-time`;
     // The client's own texts, offsets and all, as Segment keeps them; `timestamp` is the pipeline's, in UTC.
     event.originalTimestamp = event.timestamp;
-    const sentAt = typeof sentAtText === "string" ? normalizeTimestamp(sentAtText) : undefined;
+    const sentAt = typeof sentAtText === "string" ? normalized(sentAtText) : undefined;
     if (sentAtText != null && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
     event.timestamp = sentAt === undefined ? original : new Date(receivedAt.getTime() - (Date.parse(sentAt) - Date.parse(original))).toISOString();
     if (sentAt !== undefined) event.sentAt = sentAtText;
