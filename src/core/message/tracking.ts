@@ -166,8 +166,11 @@ function sizeProblem(sent: Record<string, unknown>, enrichedText?: string): stri
 /** The members of a sent event that enrich drops (writeKey) or overwrites with something perhaps shorter; each costs `"key":value,`. */
 const REPLACED = ["writeKey", "receivedAt", "originalTimestamp"] as const;
 
-/** What enrich's nulls can lose: context or integrations null → `{}` (2 bytes each), sentAt null → the batch's `""` (2). */
-const NULLS_SHRINK = 6;
+/**
+ * What enrich's nulls can lose: context or integrations null → `{}`, sentAt null → the batch's
+ * `""`, messageId null → a new id (2 bytes each, were the id empty).
+ */
+const NULLS_SHRINK = 8;
 
 /** What every event of one request shares, worked out once: its receipt time, and the batch's sentAt normalised. */
 interface RequestTimes {
