@@ -24,7 +24,13 @@ const GROUP = 16;
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
 const texts = Array.from({ length: REQUESTS }, (_, index) => parts.join(`q${index.toString(36)}`));
 let ids = 0;
-const stamps = { now: () => new Date(), newId: () => `id-${(ids += 1)}` };
+const stamps = {
+  now: () => new Date(),
+  newId: () => {
+    ids += 1;
+    return `id-${ids}`;
+  },
+};
 
 /** CPU µs per event of `step` over every request (run once untimed, to warm it up). */
 async function perEvent(step) {
@@ -66,15 +72,26 @@ export async function acceptSplit() {
   const dir = mkdtempSync(join(tmpdir(), "wh-bench-split-"));
   try {
     const spool = await spoolAppend(dir);
+    /** A step over every item of `list`: `work` on each, its result dropped. */
+    const over = (list, work) => () => {
+      for (const item of list) work(item);
+    };
+    const events = expanded.flat();
     const figures = [
-      ["bare: JSON.parse", () => texts.forEach((text) => JSON.parse(text))],
-      ["bare: JSON.stringify each event", () => bodies.forEach(({ batch }) => batch.forEach((event) => JSON.stringify(event)))],
+      ["bare: JSON.parse", over(texts, JSON.parse)],
+      [
+        "bare: JSON.stringify each event",
+        over(
+          bodies.flatMap(({ batch }) => batch),
+          JSON.stringify,
+        ),
+      ],
       ["bare: write + fdatasync", bareAppend(dir)],
-      ["wh: parseJson (nesting scan + JSON.parse)", () => texts.forEach((text) => parseJson(text))],
-      ["wh: exact-numbers check", () => texts.forEach((text) => inexactNumberProblem(text))],
-      ["wh: expandRequest (enrich, serialise, size)", () => bodies.forEach(expand)],
-      ["wh: checkMessage (validate)", () => expanded.forEach((events) => events.forEach(({ event }) => checkMessage(event, stamps, "classic")))],
-      ["wh: stored record", () => expanded.forEach((events) => events.forEach(({ event, text }) => storedText({ source: null, event }, text)))],
+      ["wh: parseJson (nesting scan + JSON.parse)", over(texts, parseJson)],
+      ["wh: exact-numbers check", over(texts, inexactNumberProblem)],
+      ["wh: expandRequest (enrich, serialise, size)", over(bodies, expand)],
+      ["wh: checkMessage (validate)", over(events, ({ event }) => checkMessage(event, stamps, "classic"))],
+      ["wh: stored record", over(events, ({ event, text }) => storedText({ source: null, event }, text))],
       ["wh: spool append (write + fdatasync)", spool.step],
     ];
     const results = [];
