@@ -7,7 +7,8 @@
 // with its webhook down (a receiver in its own process answering 503 with Retry-After: 1), so the
 // forwarder only waits and the CPU is the accepting's; and with a webhook that keeps up (a
 // receiver answering 200 at once), where the CPU includes the deliveries made meanwhile and the
-// receiver counts them: delivered / accepted in the same window.
+// receiver counts them: delivered / accepted in the same window. Then where accepting's CPU goes,
+// in-process (bench/accept-split.js).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { acceptSplit } from "./accept-split.js";
 import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { cpuUs } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
@@ -124,3 +126,4 @@ console.log(
 console.log(
   `  delivered while accepting, webhook up: ${percent(median(shares))} of the events accepted in the same window (${rounds(shares.map(percent))}) (target >= 50%)`,
 );
+await acceptSplit();

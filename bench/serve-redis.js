@@ -13,7 +13,7 @@ import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createClient } from "redis";
+import { createClient } from "@redis/client";
 import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 

@@ -1,8 +1,10 @@
 // wh serve's CPU per accepted event against the number of sources in its config (1, 10, 100),
 // the events spread over every source (each request a write key drawn in turn) or all to the
-// first. The webhook is down (503, Retry-After: 1, its own process): each forwarder reads its
-// source's events until its runner holds all it may, so with the events spread every reader keeps
-// reading while the load runs; what that costs per event is what grew with the sources. Each
+// first, with the webhook down and with it up. Down (503, Retry-After: 1, its own process): each
+// forwarder reads its source's events until its runner holds all it may, then retries what it
+// holds every second, so the webhook's requests grow with the sources (every source has its own
+// deliveries in flight), not with the events; the table says how many per accepted event. Up (200
+// at once): every accepted event is delivered meanwhile, and its CPU is in the figure. Each
 // configuration starts fresh on an empty directory; configurations take turns round by round,
 // batches of 100 events, 16 connections, SECONDS after one second of warm-up. CPU = user + system
 // of wh serve's process per event answered 200, from /proc.
@@ -44,49 +46,62 @@ async function measure(dir, webhook, sources, spread) {
     const post = (seconds) =>
       autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, requests: requestsFor(sources, spread) });
     await post(1);
+    await webhook.perSecond();
     const before = cpuUs(serve.pid);
     const result = await post(SECONDS);
+    const cpu = cpuUs(serve.pid) - before;
+    const webhookRequests = (await webhook.perSecond()).reduce((sum, count) => sum + count, 0);
     const accepted = result["2xx"] * BATCH;
-    return { cpuPerEventUs: (cpuUs(serve.pid) - before) / accepted, perSecond: accepted / SECONDS, trouble: result.non2xx + result.errors + result.timeouts };
+    return {
+      cpuPerEventUs: cpu / accepted,
+      perSecond: accepted / SECONDS,
+      webhookPerEvent: webhookRequests / accepted,
+      trouble: result.non2xx + result.errors + result.timeouts,
+    };
   } finally {
     await serve.kill();
   }
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const webhook = await startReceiverProcess({ status: 503 });
+const webhooks = { down: await startReceiverProcess({ status: 503 }), up: await startReceiverProcess() };
 const runs = new Map();
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
-    for (const spread of [true, false]) {
-      for (const sources of COUNTS) {
-        const dir = mkdtempSync(join(tmpdir(), "wh-bench-sources-"));
-        try {
-          const key = `${sources} ${spread}`;
-          runs.set(key, [...(runs.get(key) ?? []), await measure(dir, webhook, sources, spread)]);
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
+    for (const state of ["down", "up"]) {
+      for (const spread of [true, false]) {
+        for (const sources of COUNTS) {
+          const dir = mkdtempSync(join(tmpdir(), "wh-bench-sources-"));
+          try {
+            const key = `${state} ${sources} ${spread}`;
+            runs.set(key, [...(runs.get(key) ?? []), await measure(dir, webhooks[state], sources, spread)]);
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 500));
         }
-        await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
   }
 } finally {
-  await webhook.stop();
+  await Promise.all(Object.values(webhooks).map((webhook) => webhook.stop()));
 }
 
 console.log(
-  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): webhook down, batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns`,
+  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns; floor: one source`,
 );
-for (const spread of [true, false]) {
-  const one = runs.get(`1 ${spread}`).map((run) => run.cpuPerEventUs);
-  for (const sources of COUNTS) {
-    const list = runs.get(`${sources} ${spread}`);
-    const cpu = list.map((run) => run.cpuPerEventUs);
-    const ratios = cpu.map((value, round) => value / one[round]);
-    const trouble = list.reduce((sum, run) => sum + run.trouble, 0);
-    console.log(
-      `  ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}`,
-    );
+for (const state of ["down", "up"]) {
+  for (const spread of [true, false]) {
+    const one = runs.get(`${state} 1 ${spread}`).map((run) => run.cpuPerEventUs);
+    for (const sources of COUNTS) {
+      const list = runs.get(`${state} ${sources} ${spread}`);
+      const cpu = list.map((run) => run.cpuPerEventUs);
+      const ratios = cpu.map((value, round) => value / one[round]);
+      const trouble = list.reduce((sum, run) => sum + run.trouble, 0);
+      const webhook = median(list.map((run) => run.webhookPerEvent));
+      console.log(
+        `  webhook ${state.padEnd(4)} ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  ${webhook.toFixed(3)} webhook requests per event  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}`,
+      );
+    }
   }
 }

@@ -17,11 +17,11 @@ import { build } from "esbuild";
 const SRC = resolve("src");
 const MAIN = join(SRC, "cli/main.ts");
 const ERRORS = join(SRC, "core/errors.ts");
-// Kept external, loaded from node_modules: redis (`wh serve --redis` only), and Segment's engines
+// Kept external, loaded from node_modules: @redis/client (`wh serve --queue` only), and Segment's engines
 // (@segment/actions-core, @segment/destination-subscriptions: only with subscriptions, required by
 // adapters/segment-engines.ts, whose CommonJS builds load their own dependencies). A name is the
 // package itself, not its files. cosmiconfig is a file of its own (cosmiconfigFile).
-const EXTERNAL = ["redis", "@redis/*", "@segment/actions-core", "@segment/actions-core/*", "@segment/destination-subscriptions"];
+const EXTERNAL = ["@redis/client", "@redis/client/*", "@segment/actions-core", "@segment/actions-core/*", "@segment/destination-subscriptions"];
 // Packages that are a file of their own however the source imports them: undici, whose public
 // entry loads all of it (fetch, WebSocket, caches: 1 MB), is read only by the commands that
 // deliver, once, and never by `wh sign` or `wh verify`. From one bundled file it starts about

@@ -1,4 +1,4 @@
-import { createClient, createCluster } from "redis";
+import { createClient, createCluster } from "@redis/client";
 
 /** Connection settings every node's client gets, alone or in a cluster. */
 function nodeOptions() {

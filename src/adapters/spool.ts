@@ -140,7 +140,8 @@ export class Spool {
       this.pending = [];
       const texts = group.flatMap((entry) => entry.texts);
       const { segment, fd } = this.segments.currentSegment();
-      const bytes = Buffer.from(texts.map((record) => `${record}\n`).join(""));
+      // One string for the group, not one per record: the records' own copies were garbage.
+      const bytes = Buffer.from(texts.length === 0 ? "" : `${texts.join("\n")}\n`);
       try {
         let offset = 0;
         while (offset < bytes.length) offset += (await writeAsync(fd, bytes, offset, bytes.length - offset, segment.bytes + offset)).bytesWritten;

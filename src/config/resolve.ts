@@ -160,9 +160,12 @@ export async function readSubscriptions(
   const configs = fromFile ?? config.subscriptions;
   if (configs === undefined) return undefined;
   if (!takesSubscriptions) {
-    throw new UsageError("this command does not deliver to subscriptions yet (wh send, wh replay, wh serve and wh check do)", {
-      hint: "use a config without subscriptions here (--config FILE)",
-    });
+    throw new UsageError(
+      "this command does not deliver to subscriptions (wh send, replay, serve, check and the syncs do; wh ingest posts to an ingestion API, not to a destination)",
+      {
+        hint: "use a config without subscriptions here (--config FILE)",
+      },
+    );
   }
   return compileWithEngines(configs, flags.subscriptions ?? "the config's subscriptions");
 }

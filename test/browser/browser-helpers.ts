@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { lines, makeTempDir, removeTempDirs, type WhProcess } from "../cli/run-wh.js";
 import { inProcess } from "../helpers/in-process.js";
@@ -80,4 +80,12 @@ export async function post(url: string, body: string, headers: Record<string, st
   const response = await fetch(url, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
   await response.arrayBuffer();
   return response.status;
+}
+
+/** An inspector page open at 1280×800 (the width the layout is made for), once its stream is live. */
+export async function openLive(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(url);
+  await page.getByTestId("status").filter({ hasText: "live" }).waitFor();
+  return page;
 }

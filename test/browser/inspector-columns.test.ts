@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { hmacHex } from "../cli/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { chromiumAvailable as available, chromiumForTheFile, post, startWithUi } from "./browser-helpers.js";
+import { chromiumAvailable as available, chromiumForTheFile, openLive, post, startWithUi } from "./browser-helpers.js";
 
 // The inspector's columns on a laptop's screen (1280×800): a typical event name, user, verdict,
 // answer and delivery are shown whole, not cut with an ellipsis (the row's title has it all, but
@@ -16,13 +16,7 @@ chromiumForTheFile((launched) => {
   browser = launched;
 });
 
-async function open(url: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(url);
-  await page.getByTestId("status").filter({ hasText: "live" }).waitFor();
-  return page;
-}
-
+const open = (url: string): Promise<Page> => openLive(browser, url);
 const rows = (page: Page) => page.locator("[data-testid=rows] [data-testid=row]");
 
 /** The cells of `column` in the top `count` rows whose text does not fit their width: [text, what it needs, what it has]. */

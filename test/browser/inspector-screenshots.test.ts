@@ -4,7 +4,7 @@ import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { hmacHex, ROOT } from "../cli/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
+import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile, openLive } from "./browser-helpers.js";
 
 // The pictures of the inspector in docs/listen.md (docs/inspector.png, docs/inspector-serve.png), taken
 // again only with WH_SCREENSHOT=1: a test run leaves the checkout as it was.
@@ -17,13 +17,7 @@ chromiumForTheFile((launched) => {
   browser = launched;
 });
 
-async function open(url: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(url);
-  await page.getByTestId("status").filter({ hasText: "live" }).waitFor();
-  return page;
-}
-
+const open = (url: string): Promise<Page> => openLive(browser, url);
 const rows = (page: Page) => page.locator("[data-testid=rows] [data-testid=row]");
 
 async function save(page: Page, name: string): Promise<void> {
@@ -73,7 +67,7 @@ describe.skipIf(!available || process.env.WH_SCREENSHOT !== "1")("the inspector'
       ["track", { userId: "user-17", event: "Signed Up" }],
     ];
     for (const [type, fields] of calls) expect(await post(`${api}/v1/${type}`, JSON.stringify(fields), { authorization })).toBe(200);
-    await expect.poll(() => page.locator("[data-testid=rows] .delivery.retrying").count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.locator("[data-testid=rows] .delivery.retrying").count()).toBe(1);
     await page.locator("[data-testid=rows] .delivery.retrying").click();
     await save(page, "inspector-serve.png");
   });

@@ -77,7 +77,7 @@ async function postAll(listening: string, sent: { count: number }): Promise<void
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number;
 
 describe.skipIf(!available)("the inspector page under volume, in Chromium", () => {
-  it("keeps at most 1,000 rows while 20,000 requests stream in, and answers each click with the request clicked", { timeout: 300_000 }, async () => {
+  it("keeps at most 1,000 rows while 20,000 requests stream in, and answers each click with the request clicked", async () => {
     const { listening, inspector } = await startWithUi(["listen"], SECRET);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(inspector);
@@ -114,23 +114,26 @@ describe.skipIf(!available)("the inspector page under volume, in Chromium", () =
 
     const allRows = page.locator("[data-testid=rows] [data-testid=row]");
     // A loaded machine may still be drawing the last frames: the page has until it catches up.
-    await expect.poll(() => page.locator(`[data-testid=rows] [data-id="${REQUESTS}"]`).count(), { timeout: 60_000 }).toBe(1);
+    await expect.poll(() => page.locator(`[data-testid=rows] [data-id="${REQUESTS}"]`).count()).toBe(1);
     expect(await allRows.count()).toBe(1_000);
     // The newest first, the last one in its place.
     expect(await allRows.first().getAttribute("data-id")).toBe(String(REQUESTS));
 
-    // After the stream too: a click shows the request clicked.
+    // After the stream too: a click shows the request clicked. Counted from what the page recorded:
+    // on a loaded machine a click may land after its 2 s wait gave up (counted as missed above).
+    const before = (await recorded(page)).length;
+    expect(before).toBeGreaterThanOrEqual(clicked);
     await allRows.nth(500).click();
-    await expect.poll(async () => (await recorded(page)).length, { timeout: 30_000 }).toBe(clicked + 1);
+    await expect.poll(async () => (await recorded(page)).length).toBe(before + 1);
     const clicks = await recorded(page);
     for (const click of clicks) expect(click.title).toContain(click.path);
     expect(clicked).toBeGreaterThanOrEqual(5);
 
     const during = clicks
-      .slice(0, clicked)
+      .slice(0, before)
       .map((click) => click.ms)
       .sort((a, b) => a - b);
-    const line = `inspector under volume: ${REQUESTS} requests in ${seconds.toFixed(1)} s (${Math.round(REQUESTS / seconds)}/s); ${clicked} clicks while they streamed (${missed} rows gone before the click landed), click to detail shown: median ${percentile(during, 0.5).toFixed(0)} ms, 90th percentile ${percentile(during, 0.9).toFixed(0)} ms, max ${(during.at(-1) as number).toFixed(0)} ms`;
+    const line = `inspector under volume: ${REQUESTS} requests in ${seconds.toFixed(1)} s (${Math.round(REQUESTS / seconds)}/s); ${before} clicks while they streamed (${missed} given up after 2 s: the row gone, or the click late), click to detail shown: median ${percentile(during, 0.5).toFixed(0)} ms, 90th percentile ${percentile(during, 0.9).toFixed(0)} ms, max ${(during.at(-1) as number).toFixed(0)} ms`;
     process.stdout.write(`${line}\n`);
   });
 });

@@ -171,9 +171,7 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     await expect.poll(() => rows(page).count()).toBe(1);
     expect(await rows(page).first().textContent()).toContain("accepted");
     await rows(page).first().click();
-    await expect
-      .poll(() => page.getByTestId("detail-deliveries").textContent(), { timeout: 10_000 })
-      .toMatch(/attempt 1 to .*HTTP 503.*attempt 2 to .*HTTP 200/);
+    await expect.poll(() => page.getByTestId("detail-deliveries").textContent()).toMatch(/attempt 1 to .*HTTP 503.*attempt 2 to .*HTTP 200/);
     expect(await page.getByTestId("detail-body").textContent()).toContain('"event": "Served"');
     expect(dialogs).toEqual([]);
   });
@@ -244,12 +242,12 @@ describe.skipIf(!available)("the inspector page (wh listen --ui) in Chromium", (
     expect(await page.locator(".head .delivery").isVisible()).toBe(true);
     expect(await page.getByTestId("retry-now").isVisible()).toBe(true);
     const broken = rows(page).first();
-    await expect.poll(() => rows(page).nth(1).locator(".delivery").textContent(), { timeout: 10_000 }).toBe("delivered 200");
-    await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 10_000 }).toMatch(/^retrying at \d{2}:\d{2}:\d{2}$/);
+    await expect.poll(() => rows(page).nth(1).locator(".delivery").textContent()).toBe("delivered 200");
+    await expect.poll(() => broken.locator(".delivery").textContent()).toMatch(/^retrying at \d{2}:\d{2}:\d{2}$/);
     expect(await broken.locator(".delivery").getAttribute("title")).toContain("HTTP 500: database is down");
     // The button sends the waiting attempt now: the second and last, so the event fails.
     await page.getByTestId("retry-now").click();
-    await expect.poll(() => broken.locator(".delivery").textContent(), { timeout: 20_000 }).toBe("failed");
+    await expect.poll(() => broken.locator(".delivery").textContent()).toBe("failed");
     expect(hook.requests.filter((request) => request.body.includes("Broken"))).toHaveLength(2);
     await broken.click();
     expect(await page.getByTestId("detail-delivery").textContent()).toBe(

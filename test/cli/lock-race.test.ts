@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { tracked } from "../helpers/children.js";
 import { makeTempDir, removeTempDirs, ROOT } from "./run-wh.js";
 
 // Processes racing for one stale lock, released together: the lock file is what wh's
@@ -38,7 +39,7 @@ async function race(count: number): Promise<string[]> {
   const gone = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
   await writeFile(path, JSON.stringify({ pid: gone, host: hostname(), startedAt: "2026-11-22T00:00:00.000Z", token: "gone" }));
   const start = join(dir, "start");
-  const children = Array.from({ length: count }, () => spawn(process.execPath, ["--input-type=module", "-e", CONTENDER, LOCK_MODULE, path, start]));
+  const children = Array.from({ length: count }, () => tracked(spawn(process.execPath, ["--input-type=module", "-e", CONTENDER, LOCK_MODULE, path, start])));
   let lost = 0;
   const outputs = children.map((child) => {
     let output = "";
@@ -55,10 +56,11 @@ async function race(count: number): Promise<string[]> {
   // Every contender is spinning on the start file by then.
   await new Promise((resolve) => setTimeout(resolve, 400));
   await writeFile(start, "");
-  // Should no one take it (or no one lose), nobody waits for ever.
+  // Should no one take it (or no one lose), nobody waits for ever: well past how long the
+  // contenders take to start and race on a busy machine, within the test's budget.
   const timer = setTimeout(() => {
     for (const child of children) child.stdin.end();
-  }, 20_000);
+  }, 120_000);
   try {
     return await Promise.all(outputs);
   } finally {

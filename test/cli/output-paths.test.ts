@@ -7,6 +7,7 @@ import { closedAfterEach } from "../helpers/recording-server.js";
 import { runSigned, spawnSigned, trackLine } from "./replay-helpers.js";
 import { runInProcess } from "../helpers/in-process.js";
 import { builtBin, cleanEnv, makeTempDir, removeTempDirs, type RunResult } from "./run-wh.js";
+import { tracked } from "../helpers/children.js";
 
 // Every file a run writes is checked before the first request: exit 2 naming the path and the
 // reason, nothing sent. In-process, but for standard input redirected from a file, which needs
@@ -232,7 +233,7 @@ describe("a named pipe (FIFO) as an output file", () => {
 
 /** `wh ...args` with standard input read from an open file descriptor (`wh replay - < file`). */
 async function runWithStdin(args: readonly string[], cwd: string, fd: number): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [builtBin(), ...args], { cwd, env: cleanEnv({ WH_SHARED_SECRET: "s" }), stdio: [fd, "ignore", "pipe"] });
+  const child = tracked(spawn(process.execPath, [builtBin(), ...args], { cwd, env: cleanEnv({ WH_SHARED_SECRET: "s" }), stdio: [fd, "ignore", "pipe"] }));
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, "close")) as [number | null];

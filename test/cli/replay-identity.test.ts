@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordingServer } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned, trackLine } from "./replay-helpers.js";
 import { builtBin, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
+import { tracked } from "../helpers/children.js";
 
 // Resume only what was started, where it was started; one writer per journal.
 // In-process, but for kill -9 and a restarted container's pid 1, which spawn bin/wh.cjs (dist/).
@@ -228,10 +229,12 @@ describe("one wh replay per journal", () => {
     const lock = join(dir, "events.ndjson.wh-journal.lock");
     // The shell writes the lock with its own pid, then becomes wh (exec keeps the pid).
     const script = `printf '{"pid":%d,"host":"%s","startedAt":"2026-11-22T00:00:00.000Z","token":"before-the-restart"}' $$ "$(hostname)" > "$LOCK" && exec "$NODE" "$BIN" replay events.ndjson --url "$URL"`;
-    const child = spawn("sh", ["-c", script], {
-      cwd: dir,
-      env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN: builtBin(), URL: receiver.url, WH_SHARED_SECRET: SECRET }),
-    });
+    const child = tracked(
+      spawn("sh", ["-c", script], {
+        cwd: dir,
+        env: cleanEnv({ LOCK: lock, NODE: process.execPath, BIN: builtBin(), URL: receiver.url, WH_SHARED_SECRET: SECRET }),
+      }),
+    );
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const [code] = (await once(child, "close")) as [number | null];

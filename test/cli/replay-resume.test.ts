@@ -177,7 +177,7 @@ describe("wh replay: kill -9, Ctrl-C and --resume", () => {
     const fallback = setTimeout(() => {
       stdinClosedByTest = true;
       spawned?.child.stdin.end();
-    }, 10_000);
+    }, 120_000);
 
     const result = await spawned.exited;
     clearTimeout(fallback);

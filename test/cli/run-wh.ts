@@ -11,6 +11,7 @@ import type { CliTimings } from "../../src/cli/io.js";
 import type { Clock } from "../../src/core/clock.js";
 import { watchOutput } from "../helpers/test-io.js";
 import { staleBuild } from "../../scripts/stale-build.mjs";
+import { tracked } from "../helpers/children.js";
 
 /** The repository root: bin/wh.cjs and fixtures/ live here. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -136,6 +137,7 @@ export function spawnWh(args: readonly string[], options: RunOptions & { cwd: st
 
 /** A spawned wh (or script(1) running it) whose output is collected as it arrives, until it has exited. */
 export function watchChild(child: ChildProcessWithoutNullStreams): WhProcess<ChildProcessWithoutNullStreams> {
+  tracked(child);
   const output = watchOutput();
   child.stdout.setEncoding("utf8");
   child.stderr.setEncoding("utf8");

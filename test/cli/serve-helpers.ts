@@ -63,9 +63,16 @@ export function signedBodies(requests: readonly RecordedRequest[], secret = SECR
   });
 }
 
-/** Polls until `check` returns true (the forwarder delivers asynchronously), or fails after `ms`. */
-export async function eventually(check: () => boolean, ms = 10_000, what = "the condition"): Promise<void> {
-  const deadline = Date.now() + ms;
+/**
+ * How long eventually() waits before it names what never came: far past what any wait was measured
+ * to take on a busy machine, and within the test's budget (vitest.config.ts). A net for a hang,
+ * not a verdict on the machine's speed.
+ */
+const NET_MS = 120_000;
+
+/** Polls until `check` returns true (the forwarder delivers asynchronously). */
+export async function eventually(check: () => boolean, what = "the condition"): Promise<void> {
+  const deadline = Date.now() + NET_MS;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -15,7 +15,7 @@ describe("wh serve takes a request event by event, as Segment's tracking API doe
     analytics.track({ userId: "u1", event: "", messageId: "the-bad-one" });
     for (let index = 7; index < 14; index += 1) analytics.track({ userId: "u1", event: `Good ${index}` });
     await analytics.closeAndFlush();
-    await eventually(() => hook.requests.length === 14, 10_000, "14 deliveries");
+    await eventually(() => hook.requests.length === 14, "14 deliveries");
     expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(Array.from({ length: 14 }, (_, index) => `Good ${index}`));
     // One batch, answered 200: the SDK does not retry it.
     const records = lines(wh.stdout()).map((line) => JSON.parse(line) as { request?: Record<string, unknown> });
@@ -60,7 +60,7 @@ describe("wh serve takes a request event by event, as Segment's tracking API doe
     });
     const single = await post(wh.url, "/v1/track", JSON.stringify({ userId: "u" }), auth);
     expect(single).toMatchObject({ status: 200, json: { success: true, rejected: 1, errors: [{ where: "/v1/track", reason: "invalid_message" }] } });
-    await eventually(() => hook.requests.length === 1, 10_000, "one delivery");
+    await eventually(() => hook.requests.length === 1, "one delivery");
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["ok"]);
   });

@@ -34,8 +34,8 @@ describe("wh serve: retry now", () => {
     expect(answer.headers.get("access-control-allow-origin")).toBeNull();
     expect(await answer.json()).toEqual({ retried: 3 });
     // Delivered now, not in an hour: three 503s, then three 200s.
-    await eventually(() => hook.requests.length === 6, 10_000, "three deliveries after the retry");
-    await eventually(() => wh.stderr().includes("POST /retry: retrying 3 waiting deliveries now"), 10_000, "the log line");
+    await eventually(() => hook.requests.length === 6, "three deliveries after the retry");
+    await eventually(() => wh.stderr().includes("POST /retry: retrying 3 waiting deliveries now"), "the log line");
     expect((await health(wh.url)).retrying).toBe(0);
     expect(await (await fetch(`${wh.url}/retry`, { method: "POST" })).json()).toEqual({ retried: 0 });
   });
@@ -66,7 +66,7 @@ describe("wh serve: retry now", () => {
     const answer = await fetch(`${inspector}api/retry-now`, { method: "POST", headers: { "x-wh-inspector": "1" } });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ retried: 2 });
-    await eventually(() => hook.requests.length === 4, 10_000, "two deliveries after the button");
+    await eventually(() => hook.requests.length === 4, "two deliveries after the button");
     expect(wh.stderr()).toContain("retrying 2 waiting deliveries now (the inspector's button)");
   });
 
@@ -76,17 +76,13 @@ describe("wh serve: retry now", () => {
     const wh = await serve(["--url", withPassword]);
     await trackEach(wh.url, ["u1", "u2"]);
     const waiting = `2 deliveries waiting on ${hook.url.replace("http://", "http://***:***@")}: HTTP 503: database is down`;
-    await eventually(() => wh.stderr().includes(waiting), 10_000, "the waiting line");
+    await eventually(() => wh.stderr().includes(waiting), "the waiting line");
     expect(wh.stderr()).toMatch(/; next attempt in (59m \d+s|1h); 2 accepted events not yet delivered in all\n/);
     expect(wh.stderr()).not.toContain("hunter2");
     expect(wh.stderr()).not.toContain("\u001b[2J");
     heal();
     expect((await fetch(`${wh.url}/retry`, { method: "POST" })).status).toBe(200);
-    await eventually(
-      () => wh.stderr().includes(`${hook.url.replace("http://", "http://***:***@")} is answering again: 2 delivered`),
-      10_000,
-      "the recovery line",
-    );
+    await eventually(() => wh.stderr().includes(`${hook.url.replace("http://", "http://***:***@")} is answering again: 2 delivered`), "the recovery line");
   });
 
   it("says how many accepted events are not yet delivered in all, those queued behind the deliveries waiting included", async () => {
@@ -96,7 +92,7 @@ describe("wh serve: retry now", () => {
     await trackEach(wh.url, ["u1", "u2", "u1", "u2", "u1", "u2"]);
     await expect.poll(async () => (await health(wh.url)).retrying).toBe(2);
     const waiting = `2 deliveries waiting on ${hook.url}: HTTP 503: database is down; next attempt in`;
-    await eventually(() => wh.stderr().includes(waiting), 10_000, "the waiting line");
+    await eventually(() => wh.stderr().includes(waiting), "the waiting line");
     expect(wh.stderr()).toMatch(/; next attempt in (59m \d+s|1h); 6 accepted events not yet delivered in all\n/);
     expect(hook.requests).toHaveLength(2);
   });
@@ -105,7 +101,7 @@ describe("wh serve: retry now", () => {
     const [first, second] = [await downForAnHour(), await downForAnHour()];
     const wh = await serve(["--url", first.hook.url, "--url", second.hook.url]);
     await trackEach(wh.url, ["u1", "u1", "u1"]);
-    for (const { hook } of [first, second]) await eventually(() => wh.stderr().includes(`1 delivery waiting on ${hook.url}`), 10_000, "a waiting line");
+    for (const { hook } of [first, second]) await eventually(() => wh.stderr().includes(`1 delivery waiting on ${hook.url}`), "a waiting line");
     const told = wh.stderr().split("\n");
     expect(told.filter((line) => line.includes("waiting on")).every((line) => /; next attempt in (59m \d+s|1h)$/.test(line))).toBe(true);
     expect(told).toContain("3 accepted events not yet delivered in all");

@@ -24,7 +24,7 @@ describe("wh serve takes the requests real Segment SDKs send, byte for byte", ()
           for (const event of body.batch) sentTimes.set(event.messageId, { timestamp: event.timestamp, sentAt: body.sentAt });
           expected.push(...body.batch.map((event) => event.messageId));
         }
-        await eventually(() => hook.requests.length >= expected.length, 10_000, `${expected.length} deliveries`);
+        await eventually(() => hook.requests.length >= expected.length, `${expected.length} deliveries`);
         await new Promise((resolve) => setTimeout(resolve, 200));
         const bodies = signedBodies(hook.requests);
         expect(bodies.map((body) => body.messageId as string).sort()).toEqual([...expected].sort());

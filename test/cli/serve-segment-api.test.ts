@@ -38,7 +38,7 @@ describe("wh serve as Segment's HTTP API", () => {
 
     expect(single).toMatchObject({ status: 400, json: { success: false, code: "body_too_large", message: expect.stringContaining("33000 bytes") } });
     expect(batch).toMatchObject({ status: 200, json: { rejected: 1, errors: [{ where: "batch[0]", messageId: "m-over", reason: "too_large" }] } });
-    await eventually(() => hook.requests.length === 1, 10_000, "the batch's other event");
+    await eventually(() => hook.requests.length === 1, "the batch's other event");
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(signedBodies(hook.requests).map((body) => body.messageId)).toEqual(["m-small"]);
   });
@@ -52,7 +52,7 @@ describe("wh serve as Segment's HTTP API", () => {
     const answer = await post(wh.url, "/v1/track", JSON.stringify(call), auth);
 
     expect(answer).toMatchObject({ status: 200, json: { success: true } });
-    await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
+    await eventually(() => hook.requests.length === 1, "the delivery");
     expect(signedBodies(hook.requests)[0]).toMatchObject({ type: "track", messageId: "m-fits" });
   });
 
@@ -64,7 +64,7 @@ describe("wh serve as Segment's HTTP API", () => {
     await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event: "Direct", messageId: "m-direct", context: { library, direct: true } }), auth);
     await post(wh.url, "/v1/track", JSON.stringify({ userId: "u1", event: "Server", messageId: "m-server", context: { library } }), auth);
 
-    await eventually(() => hook.requests.length === 2, 10_000, "both deliveries");
+    await eventually(() => hook.requests.length === 2, "both deliveries");
     const byId = new Map(signedBodies(hook.requests).map((body) => [body.messageId, body.context as Record<string, unknown>]));
     expect(byId.get("m-direct")).toEqual({ library, direct: true, ip: "127.0.0.1" });
     expect(byId.get("m-server")?.ip).toBeUndefined();
@@ -82,7 +82,7 @@ describe("wh serve as Segment's HTTP API", () => {
     );
 
     expect(answer).toMatchObject({ status: 200, json: { success: true } });
-    await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
+    await eventually(() => hook.requests.length === 1, "the delivery");
     expect(signedBodies(hook.requests)[0]).toMatchObject({ type: "page", messageId: "m-page", properties: { url: 42, title: true } });
   });
 });

@@ -52,7 +52,7 @@ describe("wh serve with 100 sources", () => {
     try {
       const live = await postSpread(second.url, "live", 2);
       const expected = [...backlog, ...live];
-      await eventually(() => hook.requests.length >= expected.length, 20_000, "every event delivered");
+      await eventually(() => hook.requests.length >= expected.length, "every event delivered");
       await new Promise((resolve) => setTimeout(resolve, 200));
       const bodies = signedBodies(hook.requests);
       const delivered = bodies.map((body, index) => ({

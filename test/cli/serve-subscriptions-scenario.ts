@@ -103,7 +103,6 @@ export async function expectRoutedDeliveries(receiver: RecordingServer): Promise
       count("/a", () => 1) >= tracks.length &&
       count("/b", () => 1) >= people.length &&
       count("/c", (request) => JSON.parse(request.body.toString()).length) >= orders.length,
-    30_000,
     "every delivery",
   );
   await new Promise((resolve) => setTimeout(resolve, 300));

@@ -36,7 +36,7 @@ async function everyCallDelivered(args: readonly string[]): Promise<Record<strin
   const analytics = sdk(wh.url);
   sendEveryCall(analytics);
   await analytics.closeAndFlush();
-  await eventually(() => hook.requests.length === 6, 10_000, "six deliveries");
+  await eventually(() => hook.requests.length === 6, "six deliveries");
   const bodies = signedBodies(hook.requests);
   expect(bodies.map((body) => body.type)).toEqual(["identify", "track", "page", "screen", "group", "alias"]);
   expect(wh.stderr()).not.toMatch(STACK_TRACE);
@@ -92,7 +92,7 @@ describe("wh serve with @segment/analytics-node as the client", () => {
     fromWeb.track({ userId: "w1", event: "Web Event" });
     fromIos.track({ userId: "i1", event: "iOS Event" });
     await Promise.all([fromWeb.closeAndFlush(), fromIos.closeAndFlush()]);
-    await eventually(() => web.requests.length === 1 && ios.requests.length === 1, 10_000, "one delivery each");
+    await eventually(() => web.requests.length === 1 && ios.requests.length === 1, "one delivery each");
     expect(signedBodies(web.requests, "web-secret")[0]).toMatchObject({ version: 1, event: "Web Event" });
     expect(signedBodies(ios.requests, "ios-secret")[0]).toMatchObject({ event: "iOS Event", receivedAt: expect.any(String) });
 
@@ -109,7 +109,7 @@ describe("wh serve with @segment/analytics-node as the client", () => {
     expect(none.json).toEqual({ success: false, code: "no_write_key", message: expect.stringContaining("no write key") });
     const unknown = await post(wh.url, "/v1/track", JSON.stringify({ userId: "w3", event: "E" }), { authorization: basic("nope") });
     expect(unknown).toMatchObject({ status: 401, json: { success: false, message: "unknown write key" } });
-    await eventually(() => web.requests.length === 2, 10_000, "the body-key event");
+    await eventually(() => web.requests.length === 2, "the body-key event");
     expect(ios.requests.length).toBe(1);
   });
 });
@@ -148,7 +148,7 @@ describe("wh serve: the tracking API by hand", () => {
       "content-type": "text/plain",
     });
     expect(batch.status).toBe(200);
-    await eventually(() => hook.requests.length === 7, 10_000, "seven deliveries");
+    await eventually(() => hook.requests.length === 7, "seven deliveries");
     // u1's events in order; u2's batch is another user's, free to arrive in between.
     const bodies = signedBodies(hook.requests);
     expect(bodies.filter((body) => body.userId === "u1" || body["User ID"] === "u1").map((body) => body.type)).toEqual([
@@ -182,7 +182,7 @@ describe("wh serve: the tracking API by hand", () => {
       authorization: basic("wk"),
     });
     expect(answer.status).toBe(200);
-    await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
+    await eventually(() => hook.requests.length === 2, "two deliveries");
     const [first, second] = signedBodies(hook.requests) as [Record<string, unknown>, Record<string, unknown>];
     expect(first.context).toMatchObject({ library: { name: "analytics.js" }, locale: "de-DE", ip: "127.0.0.1" });
     expect(second.context).toMatchObject({ library: { name: "analytics.js" }, locale: "fr-FR", ip: "127.0.0.1" });
@@ -206,7 +206,7 @@ describe("wh serve: the tracking API by hand", () => {
     });
     expect((await post(wh.url, "/v1/batch", body, { authorization: basic("wk") })).status).toBe(200);
     expect((await post(wh.url, "/v1/batch", body, { authorization: basic("wk") })).status).toBe(200);
-    await eventually(() => hook.requests.length === 2, 10_000, "two deliveries");
+    await eventually(() => hook.requests.length === 2, "two deliveries");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hook.requests.length).toBe(2);
     const metrics = await (await fetch(`${wh.url}/metrics`)).text();
@@ -275,8 +275,8 @@ describe("wh serve: the tracking API by hand", () => {
       { type: "track", userId: "u1", event: "On", integrations: { All: false, Webhooks: true } },
     ];
     expect((await post(wh.url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") })).status).toBe(200);
-    await eventually(() => hook.requests.length === 1, 10_000, "one delivery");
-    await eventually(() => wh.stdout().includes('"outcome":"skipped"'), 10_000, "the skipped record");
+    await eventually(() => hook.requests.length === 1, "one delivery");
+    await eventually(() => wh.stdout().includes('"outcome":"skipped"'), "the skipped record");
     expect(signedBodies(hook.requests).map((body) => body.event)).toEqual(["On"]);
   });
 
@@ -313,7 +313,7 @@ describe("wh serve: the tracking API by hand", () => {
     const analytics = sdk(wh.url, "wh-local");
     analytics.track({ userId: "u1", event: "Embedded" });
     await analytics.closeAndFlush();
-    await eventually(() => wh.stdout().includes("Embedded"), 10_000, "the embedded receiver's line");
+    await eventually(() => wh.stdout().includes("Embedded"), "the embedded receiver's line");
     const records = lines(wh.stdout()).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records[0]).toMatchObject({ listening: wh.url, embeddedReceiver: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/) });
     expect(records.find((record) => record.signature !== undefined)).toMatchObject({ signature: "valid", status: 200 });
@@ -331,7 +331,7 @@ describe("wh serve: the tracking API by hand", () => {
     expect(await readdir(join(dir, ".wh", "serve", "spool"))).not.toEqual([]);
     const up = await receiver();
     const second = await serve(["--url", up.url], dir);
-    await eventually(() => up.requests.length === 3, 10_000, "the spooled events");
+    await eventually(() => up.requests.length === 3, "the spooled events");
     expect(signedBodies(up.requests).map((body) => body.event)).toEqual(["E0", "E1", "E2"]);
     expect(lines(second.stdout())[0]).toContain('"recovered":3');
   });

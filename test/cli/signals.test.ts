@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { manyEvents, messageIdOf, runSigned, SECRET, spawnSigned } from "./replay-helpers.js";
 import { builtBin, cleanEnv, makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
+import { tracked } from "../helpers/children.js";
 
 // Spawned (signals, closed pipes and a terminal are the process's): SIGTERM and SIGHUP, a closed
 // stdout or stderr, and the spinner under a terminal. They run bin/wh.cjs (dist/).
@@ -49,11 +50,13 @@ describe("closed pipes", () => {
   it("stops resumably with exit 141 when the reader of --json closes after one line (| head -1); --resume delivers the rest", async () => {
     const { dir, ids } = await eventsFile(3_000);
     const receiver = await server({ replies: [{ status: 200, delayMs: 2 }] });
-    const child = spawn(process.execPath, [builtBin(), "replay", "events.ndjson", "--url", receiver.url, "--json"], {
-      cwd: dir,
-      env: cleanEnv({ WH_SHARED_SECRET: SECRET }),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = tracked(
+      spawn(process.execPath, [builtBin(), "replay", "events.ndjson", "--url", receiver.url, "--json"], {
+        cwd: dir,
+        env: cleanEnv({ WH_SHARED_SECRET: SECRET }),
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     // Like `head -1`: read up to the first newline, then close the pipe.
@@ -80,11 +83,13 @@ describe("closed pipes", () => {
   it("goes on and delivers everything when stderr is closed", async () => {
     const { dir, ids } = await eventsFile(200);
     const receiver = await server();
-    const child = spawn(process.execPath, [builtBin(), "replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], {
-      cwd: dir,
-      env: cleanEnv({ WH_SHARED_SECRET: SECRET }),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = tracked(
+      spawn(process.execPath, [builtBin(), "replay", "events.ndjson", "--url", receiver.url, "--concurrency", "4"], {
+        cwd: dir,
+        env: cleanEnv({ WH_SHARED_SECRET: SECRET }),
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     child.stderr.destroy();
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -112,11 +117,13 @@ describe("the spinner on a terminal", () => {
     expect((await running.exited).code).toBe(130);
     await writeFile(join(dir, "again.sh"), `stty cols 120 rows 40\nexec node ${builtBin()} replay events.ndjson --url ${first.url} --resume --concurrency 1\n`);
     // `script` gives wh a pseudo-terminal, as a person's shell would.
-    const child = spawn("script", ["-qfec", `sh ${join(dir, "again.sh")}`, "/dev/null"], {
-      cwd: dir,
-      env: cleanEnv({ WH_SHARED_SECRET: SECRET, TERM: "xterm", NO_COLOR: undefined }),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = tracked(
+      spawn("script", ["-qfec", `sh ${join(dir, "again.sh")}`, "/dev/null"], {
+        cwd: dir,
+        env: cleanEnv({ WH_SHARED_SECRET: SECRET, TERM: "xterm", NO_COLOR: undefined }),
+        stdio: ["pipe", "pipe", "pipe"],
+      }),
+    );
     let screen = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (screen += chunk));
     while (!/resuming/.test(screen)) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -5,7 +5,7 @@ import { Webhook as SvixWebhook } from "svix";
 import { createServer } from "node:http";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeWebhook } from "../../src/index.js";
-import { closeServer, serverUrl } from "../library/receiver-apps.js";
+import { closeServer, serverUrl } from "../helpers/http-server.js";
 import { runInProcess, startInProcess } from "../helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { lines, makeTempDir, removeTempDirs } from "./run-wh.js";
@@ -236,7 +236,7 @@ describe("wh serve --scheme standard", () => {
       const event = { type: "track", event: "Order Completed", userId: "u1", messageId: "m-serve" };
       const answer = await postToServe(serve.url, "/v1/track", JSON.stringify(event), { "content-type": "application/json", authorization: basic("wk-std") });
       expect(answer.status).toBe(200);
-      await eventually(() => hook.requests.length === 2, 10_000, "the retry");
+      await eventually(() => hook.requests.length === 2, "the retry");
       expect(hook.requests.map((request) => request.headers["webhook-id"])).toEqual(["m-serve", "m-serve"]);
       for (const request of hook.requests) expectStandardSigned(request);
     } finally {

@@ -634,3 +634,40 @@ describe("wh audience sync --dry-run and --json", () => {
     for (const record of perUser) expect(record).toMatchObject({ change: "joined", value: true, type: "identify" });
   });
 });
+
+describe("wh audience sync with subscriptions", () => {
+  it("sends each identify to the subscriptions whose trigger matches, as each maps it, and records the members", async () => {
+    const server = await receiver();
+    const ws = await workspace();
+    await ws.write("members.txt", "u1\nu2\n");
+    const subscription = (name: string, trigger: string, path: string, data: Record<string, unknown>) => ({
+      name,
+      actionSlug: "send",
+      enabled: true,
+      trigger,
+      settings: { url: `${server.url}${path}`, data },
+    });
+    await ws.write(
+      "subs.json",
+      JSON.stringify([
+        subscription("Members", 'type = "identify"', "/members", { user: { "@path": "$.userId" }, member: { "@path": `$.traits.${AUDIENCE_TRAIT}` } }),
+        subscription("Orders", 'event = "Order Completed"', "/orders", { "@path": "$." }),
+      ]),
+    );
+    const result = await runInProcess(["audience", "sync", AUDIENCE, "--members", "members.txt", "--state", "state.json", "--subscriptions", "subs.json"], {
+      cwd: ws.dir,
+      env: { WH_SHARED_SECRET: SECRET },
+    });
+
+    expectExit(result, 0);
+    const received = server.requests.map((request) => [request.path, request.body.toString("utf8")]).sort();
+    expect(received).toEqual([
+      ["/hook/members", '{"user":"u1","member":true}'],
+      ["/hook/members", '{"user":"u2","member":true}'],
+    ]);
+    for (const request of server.requests) expect(request.headers["x-signature"]).toBe(hmacHex(SECRET, request.body));
+    const state = JSON.parse(await readFile(ws.statePath, "utf8")) as Record<string, unknown>;
+    expect(JSON.stringify(state)).toContain("u1");
+    expect(JSON.stringify(state)).toContain("u2");
+  });
+});

@@ -59,7 +59,7 @@ describe("text from senders on the terminal", () => {
     const rejected = await post(url, "/v1/track", JSON.stringify({ writeKey: "wk", userId: ATTACK, messageId: ATTACK }));
     expect(rejected.status).toBe(200);
     await wh.waitForStderr((text) => text.includes("rejected"));
-    await eventually(() => hook.requests.length === 1, 10_000, "the delivery");
+    await eventually(() => hook.requests.length === 1, "the delivery");
     await wh.waitForStderr((text) => text.includes("delivered") || text.includes("attempt 1:"));
     const { stdout, stderr } = await stop(wh);
     shownWhole(flags, `${stdout}${stderr}`);

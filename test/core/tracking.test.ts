@@ -54,10 +54,12 @@ describe("expandRequest", () => {
             timestamp: "2026-11-22T10:00:00.000Z",
             context: { library, ip: "203.0.113.9" },
           },
+          text: expect.any(String),
         },
       ],
       rejected: [],
     });
+    if (result.ok) expect(JSON.parse(result.events[0]?.text ?? "")).toEqual(result.events[0]?.event);
   });
 
   it("fills no context.ip for a server-side library's event, nor one without a library", () => {
@@ -144,6 +146,28 @@ describe("expandRequest", () => {
     });
     const big = { userId: "u", event: "E", writeKey: "wk", properties: { pad: "x".repeat(32_768) } };
     expect(expandRequest("track", big, context)).toMatchObject({ ok: false, code: "body_too_large", writeKey: "wk" });
+  });
+
+  it("measures a batch's event as it was sent, though enriching drops or rewrites members: over 32 KiB rejected, at it kept", () => {
+    const limit = 32 * 1024;
+    /** A batch event of exactly `bytes` as sent (2-byte characters), its padding in `member`, which enriching drops (writeKey), rewrites, or keeps. */
+    const sentOf = (member: string, bytes: number) => {
+      const event: Record<string, unknown> = { type: "track", userId: "u", event: "E", messageId: "m", timestamp: "2026-11-22T10:00:00Z", [member]: "" };
+      const missing = bytes - Buffer.byteLength(JSON.stringify(event));
+      event[member] = `${"é".repeat(Math.floor(missing / 2))}${"x".repeat(missing % 2)}`;
+      expect(Buffer.byteLength(JSON.stringify(event))).toBe(bytes);
+      return event;
+    };
+    for (const member of ["writeKey", "receivedAt", "originalTimestamp", "anonymousId"]) {
+      const result = expandRequest("batch", { batch: [sentOf(member, limit), sentOf(member, limit + 1)] }, context);
+      if (!result.ok) throw new Error(result.error);
+      expect({ member, kept: result.events.map(({ index }) => index), rejected: result.rejected.map(({ index, reason }) => [index, reason]) }).toEqual({
+        member,
+        kept: [0],
+        rejected: [[1, "too_large"]],
+      });
+      expect(result.events.map(({ text }) => JSON.parse(text))).toEqual(result.events.map(({ event }) => event));
+    }
   });
 
   it("rejects each event that cannot be taken by its index, messageId and reason, keeping the others", () => {

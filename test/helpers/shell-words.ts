@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { tracked } from "./children.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -11,6 +12,8 @@ const execFileAsync = promisify(execFile);
  */
 export async function shellWords(command: string, cwd: string): Promise<string[]> {
   const standIns = `wh() { printf '%s\\0' wh "$@"; [ "$4" = - ] && { printf '<stdin>\\0'; cat; printf '\\0'; }; true; }; curl() { printf '%s\\0' curl "$@"; }`;
-  const { stdout } = await execFileAsync("/bin/sh", ["-c", `${standIns}\n${command}`], { cwd });
+  const running = execFileAsync("/bin/sh", ["-c", `${standIns}\n${command}`], { cwd });
+  tracked(running.child);
+  const { stdout } = await running;
   return stdout.split("\0").slice(0, -1);
 }

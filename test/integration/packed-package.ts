@@ -4,12 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { tracked } from "../helpers/children.js";
 
 const run = promisify(execFile);
 
 // wh as a consumer gets it: `npm pack` of the built package (as a registry would serve it),
-// unpacked into node_modules/wh of a temporary directory, with its dependencies (and what a
-// consumer project brings: @types/node, a framework) linked from this project's node_modules.
+// unpacked into node_modules/wh of a temporary directory, with its dependencies and @types/node
+// linked from this project's node_modules (and what a consumer project brings, a framework, from
+// the test package that has it).
 // Consumer projects are folders of it, each with its own package.json and tsconfig. Needs
 // `npm run build` first.
 
@@ -45,8 +47,8 @@ export interface ConsumerProject {
   run(file: string, env?: Record<string, string>): Promise<string>;
 }
 
-/** Packs and installs wh, with `extra` packages (besides its dependencies and @types/node) linked in. */
-export async function installPacked(extra: string[] = []): Promise<PackedPackage> {
+/** Packs and installs wh, with `extra` packages (besides its dependencies and @types/node) linked in from `extraFrom`. */
+export async function installPacked(extra: string[] = [], extraFrom = join(ROOT, "node_modules")): Promise<PackedPackage> {
   const dir = await mkdtemp(join(tmpdir(), "wh-consumer-"));
   const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], { cwd: ROOT, encoding: "utf8" })) as {
     filename: string;
@@ -56,9 +58,13 @@ export async function installPacked(extra: string[] = []): Promise<PackedPackage
   await mkdir(installed, { recursive: true });
   execFileSync("tar", ["-xzf", join(dir, packed[0]?.filename as string), "-C", installed, "--strip-components=1"]);
   const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-  for (const name of [...Object.keys(manifest.dependencies), "@types/node", ...extra]) {
+  const links = [
+    ...[...Object.keys(manifest.dependencies), "@types/node"].map((name) => ({ name, from: join(ROOT, "node_modules") })),
+    ...extra.map((name) => ({ name, from: extraFrom })),
+  ];
+  for (const { name, from } of links) {
     await mkdir(join(dir, "node_modules", name, ".."), { recursive: true });
-    await symlink(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+    await symlink(join(from, name), join(dir, "node_modules", name));
   }
   return {
     dir,
@@ -100,7 +106,10 @@ async function createProject(dir: string, options: ProjectOptions): Promise<Cons
         );
       }
     },
-    run: async (file, env = {}) =>
-      (await run(process.execPath, [join(dir, "out", file)], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } })).stdout,
+    run: async (file, env = {}) => {
+      const running = run(process.execPath, [join(dir, "out", file)], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } });
+      tracked(running.child);
+      return (await running).stdout;
+    },
   };
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tracked } from "../helpers/children.js";
 
 /**
  * A real redis-server (the Debian package) for the tests of wh serve's Redis queue. CI
@@ -41,10 +42,12 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Tes
   const port = await freePort();
   let child: ChildProcess;
   const launch = async (): Promise<void> => {
-    child = spawn(
-      REDIS_SERVER,
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs],
-      { stdio: ["ignore", "pipe", "inherit"] },
+    child = tracked(
+      spawn(
+        REDIS_SERVER,
+        ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      ),
     );
     let output = "";
     await new Promise<void>((resolve, reject) => {

@@ -45,7 +45,7 @@ describe.skipIf(!redisAvailable)("wh serve --queue redis:// with subscriptions (
     expect(letter?.reason).toMatch(/^subscription "Bad": .*HTTP 400/);
     healed = true;
     expect((await runInProcess(["serve", "dead-letters", "replay", "--queue", url])).code).toBe(0);
-    await eventually(() => hook.requests.length === 3, 10_000, "the replayed delivery");
+    await eventually(() => hook.requests.length === 3, "the replayed delivery");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(hook.requests.map((request) => request.path).slice(2)).toEqual(["/hook/bad"]);
     expect(hook.requests).toHaveLength(3);

@@ -9,6 +9,7 @@ import { type MessageStamps, prepareMessage, type PrepareOptions } from "../../c
 import { neutralize } from "../../core/untrusted.js";
 import { createDeliverer } from "../../engine/deliverer.js";
 import { runDeliveries, type RunSummary } from "../../engine/run-deliveries.js";
+import { routeJobs } from "../../engine/routed-run.js";
 import { runExitCode } from "../../engine/run-outcome.js";
 import type { DeliveryJob } from "../../engine/delivery-job.js";
 import type { FlagValues } from "../flags/spec.js";
@@ -46,7 +47,7 @@ async function runSync(
   if (trait === "") throw new UsageError(`${JSON.stringify(name)} has no letters or digits to make a trait name of`);
   const { concurrency, rate: ratePerSecond } = flags;
   const statePath = resolve(io.cwd, flags.state ?? `${trait}.wh-state.json`);
-  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one");
+  const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
   const dryRun = flags.dryRun === true;
@@ -110,7 +111,10 @@ async function syncChanges(plan: SyncPlan, globals: GlobalFlags, io: CliIo, diff
   const retryNow = listenForRetryNow(io, output, plan.readsStdin, deliverer);
   let summary: RunSummary | undefined;
   try {
-    summary = await runDeliveries(changeJobs(changes, trait, { mode: destination.mode, filter: destination.filter }, commandStamps(io)), {
+    const jobs = changeJobs(changes, trait, { mode: destination.mode, filter: destination.filter }, commandStamps(io));
+    // With subscriptions, each identify goes to those whose trigger matches it, as each maps it.
+    const routed = destination.subscriptions;
+    summary = await runDeliveries(routed === undefined ? jobs : routeJobs(jobs, routed), {
       ...renderRun(
         output,
         destination,

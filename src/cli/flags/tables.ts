@@ -264,6 +264,7 @@ export const verifyFlags = flagTable({
 
 const syncFlags = flagTable({
   ...deliveryFlags,
+  subscriptions,
   state: flag({ syntax: "--state <file>", description: "what was delivered so far (default: <trait>.wh-state.json)", complete: "file" }),
   concurrency,
   rate: flag({ ...eventRate, description: "start at most N identifies per second" }),

@@ -2,7 +2,7 @@
  * The fields of the Webhooks (Actions) destination's Send action, as Segment declares them
  * (action-destinations packages/destination-actions/src/destinations/webhook/send/index.ts):
  * what a subscription's `settings` is validated against, and the defaults of the fields it leaves
- * out. Only the data of the definition is here, never its code; test/oracle/webhook-oracle.test.ts
+ * out. Only the data of the definition is here, never its code; test-packages/frameworks/webhook-oracle.test.ts
  * holds it equal to the published package's.
  */
 export const SEND_FIELDS = {

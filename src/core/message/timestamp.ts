@@ -33,10 +33,17 @@ const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** `YYYY-MM-DDTHH:MM:SS.mmmZ` naming a real instant, checked without building a Date (replay's hot path). */
 function isCanonical(text: string): boolean {
   if (!CANONICAL.test(text)) return false;
-  const year = Number(text.slice(0, 4));
-  const month = Number(text.slice(5, 7));
-  const day = Number(text.slice(8, 10));
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && !leap ? 28 : (DAYS_IN_MONTH[month - 1] ?? 0);
-  return day >= 1 && day <= days && Number(text.slice(11, 13)) <= 23 && Number(text.slice(14, 16)) <= 59 && Number(text.slice(17, 19)) <= 59;
+  return day >= 1 && day <= days && digits(text, 11, 2) <= 23 && digits(text, 14, 2) <= 59 && digits(text, 17, 2) <= 59;
+}
+
+/** The number the `count` ASCII digits at `start` write (CANONICAL checked they are digits): read in place, no slice to collect. */
+function digits(text: string, start: number, count: number): number {
+  let value = 0;
+  for (let index = start; index < start + count; index += 1) value = value * 10 + text.charCodeAt(index) - 0x30;
+  return value;
 }

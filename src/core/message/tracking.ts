@@ -87,8 +87,15 @@ export interface RejectedEvent {
   sent: unknown;
 }
 
+/** One event taken from a request, as the pipeline enriched it, and its compact JSON (serialised once, here). */
+export interface ExpandedEvent {
+  index: number;
+  event: Record<string, unknown>;
+  text: string;
+}
+
 export type ExpandResult =
-  | { ok: true; writeKey: string | undefined; events: { index: number; event: Record<string, unknown> }[]; rejected: RejectedEvent[] }
+  | { ok: true; writeKey: string | undefined; events: ExpandedEvent[]; rejected: RejectedEvent[] }
   | { ok: false; code: "invalid_request" | "body_too_large"; error: string; writeKey?: string | undefined };
 
 /**
@@ -115,7 +122,8 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
     if (tooLarge !== undefined) return { ok: false, code: "body_too_large", error: tooLarge, writeKey };
     raw = [{ ...body, type: body.type ?? call }];
   }
-  const events: { index: number; event: Record<string, unknown> }[] = [];
+  const times = requestTimes(shared, context.receivedAt);
+  const events: ExpandedEvent[] = [];
   const rejected: RejectedEvent[] = [];
   for (const [index, item] of raw.entries()) {
     if (!isJsonObject(item)) {
@@ -127,24 +135,62 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
       rejected.push({ index, messageId, reason: "over_batch_limit", error: `past the ${MAX_BATCH_MESSAGES} events one batch may carry`, sent: item });
       continue;
     }
-    const tooLarge = call === "batch" ? sizeProblem(item) : undefined;
-    if (tooLarge !== undefined) {
-      rejected.push({ index, messageId, reason: "too_large", error: tooLarge, sent: item });
-      continue;
-    }
-    const enriched = enrich(item, shared, context);
-    if (typeof enriched === "string") rejected.push({ index, messageId, reason: "invalid_timestamp", error: enriched, sent: item });
-    else events.push({ index, event: enriched });
+    const enriched = enrich(item, shared, context, times);
+    const text = typeof enriched === "string" ? undefined : JSON.stringify(enriched);
+    // Too large is said before an invalid timestamp, as when the size was measured first.
+    const tooLarge = call === "batch" ? sizeProblem(item, text) : undefined;
+    if (tooLarge !== undefined) rejected.push({ index, messageId, reason: "too_large", error: tooLarge, sent: item });
+    else if (typeof enriched === "string") rejected.push({ index, messageId, reason: "invalid_timestamp", error: enriched, sent: item });
+    else events.push({ index, event: enriched, text: text as string });
   }
   return { ok: true, writeKey, events, rejected };
 }
 
-function sizeProblem(sent: Record<string, unknown>): string | undefined {
+/**
+ * Why the event as sent is too large, if it is. With its enriched text (`enrichedText`), the exact
+ * JSON.stringify of what was sent is paid only near the limit: enriching adds members and grows
+ * values, except the members it drops or overwrites (REPLACED) and a null it may turn into `{}` or
+ * `""` (NULLS_SHRINK), so the enriched text's bytes plus theirs bound the sent bytes from above.
+ */
+function sizeProblem(sent: Record<string, unknown>, enrichedText?: string): string | undefined {
+  if (enrichedText !== undefined) {
+    let replaced = NULLS_SHRINK;
+    for (const key of REPLACED) if (sent[key] !== undefined) replaced += key.length + 4 + Buffer.byteLength(JSON.stringify(sent[key]));
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: the length alone settles an event of a few KB.
+    if (enrichedText.length * 3 + replaced <= MAX_SENT_EVENT_BYTES || Buffer.byteLength(enrichedText) + replaced <= MAX_SENT_EVENT_BYTES) return undefined;
+  }
   const bytes = Buffer.byteLength(JSON.stringify(sent));
   return bytes > MAX_SENT_EVENT_BYTES ? sizeError(bytes, MAX_SENT_EVENT_BYTES) : undefined;
 }
 
-function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, { receivedAt, ip, stamps }: AcceptContext): Record<string, unknown> | string {
+/** The members of a sent event that enrich drops (writeKey) or overwrites with something perhaps shorter; each costs `"key":value,`. */
+const REPLACED = ["writeKey", "receivedAt", "originalTimestamp"] as const;
+
+/**
+ * What enrich's nulls can lose: context or integrations null → `{}`, sentAt null → the batch's
+ * `""`, messageId null → a new id (2 bytes each, were the id empty).
+ */
+const NULLS_SHRINK = 8;
+
+/** What every event of one request shares, worked out once: its receipt time, and the batch's sentAt normalised. */
+interface RequestTimes {
+  received: string;
+  /** normalizeTimestamp, answered from memory for the batch's own sentAt. */
+  normalized(text: string): string | undefined;
+}
+
+function requestTimes(batch: Record<string, unknown>, receivedAt: Date): RequestTimes {
+  const batchSentAt = batch.sentAt;
+  const batchNormalized = typeof batchSentAt === "string" ? normalizeTimestamp(batchSentAt) : undefined;
+  return { received: receivedAt.toISOString(), normalized: (text) => (text === batchSentAt ? batchNormalized : normalizeTimestamp(text)) };
+}
+
+function enrich(
+  item: Record<string, unknown>,
+  batch: Record<string, unknown>,
+  { receivedAt, ip, stamps }: AcceptContext,
+  { received, normalized }: RequestTimes,
+): Record<string, unknown> | string {
   const { writeKey: _writeKey, ...event } = item;
   const context = mergeObjects(batch.context, event.context);
   const integrations = mergeObjects(batch.integrations, event.integrations);
@@ -154,7 +200,6 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     event.context = { ...event.context, ip };
   }
   if (event.messageId === undefined || event.messageId === null || event.messageId === "") event.messageId = stamps.newId();
-  const received = receivedAt.toISOString();
   event.receivedAt = received;
   const sentAtText = event.sentAt ?? batch.sentAt;
   if (event.timestamp !== undefined && event.timestamp !== null) {
@@ -163,7 +208,7 @@ function enrich(item: Record<string, unknown>, batch: Record<string, unknown>, {
     if (original === undefined) return `timestamp ${JSON.stringify(event.timestamp)} is not an ISO 8601 date-time`;
     // The client's own texts, offsets and all, as Segment keeps them; `timestamp` is the pipeline's, in UTC.
     event.originalTimestamp = event.timestamp;
-    const sentAt = typeof sentAtText === "string" ? normalizeTimestamp(sentAtText) : undefined;
+    const sentAt = typeof sentAtText === "string" ? normalized(sentAtText) : undefined;
     if (sentAtText != null && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
     event.timestamp = sentAt === undefined ? original : new Date(receivedAt.getTime() - (Date.parse(sentAt) - Date.parse(original))).toISOString();
     if (sentAt !== undefined) event.sentAt = sentAtText;

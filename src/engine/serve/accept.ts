@@ -114,7 +114,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const fresh: AcceptedEvent[] = [];
     const ids = new Set<string>();
     let duplicates = 0;
-    for (const { index, event } of expanded.events) {
+    for (const { index, event, text } of expanded.events) {
       const judged = judge(event, source.destination, options.stamps);
       const messageId = event.messageId as string;
       if (!judged.ok) {
@@ -129,7 +129,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
       }
       ids.add(messageId);
       const stored = { source: name ?? null, event };
-      fresh.push({ stored, prepared: judged.prepared, userKey: judged.userKey, text: storedText(stored) });
+      fresh.push({ stored, prepared: judged.prepared, userKey: judged.userKey, text: storedText(stored, text) });
     }
     const taken = { ...base, source: name, rejected, duplicates };
     metrics.duplicates.inc({}, duplicates);

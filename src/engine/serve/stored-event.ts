@@ -50,9 +50,9 @@ function shown(text: string): string {
  * The text of a stored record: its source first, always, so that a reader of a store several
  * sources share tells whose a record is from its first bytes (sourceTag) without parsing it.
  */
-export function storedText({ source, event, ...more }: StoredEvent): string {
+export function storedText({ source, event, ...more }: StoredEvent, eventText = JSON.stringify(event)): string {
   const rest = JSON.stringify(more);
-  return `${sourceTag(source)}"event":${JSON.stringify(event)}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
+  return `${sourceTag(source)}"event":${eventText}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
 }
 
 /** How every stored record of `source` starts. */

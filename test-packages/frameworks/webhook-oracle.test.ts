@@ -3,12 +3,12 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SEND_FIELDS } from "../../src/core/destination/send-action.js";
-import { runInProcess } from "../helpers/in-process.js";
-import { closedAfterEach, type RecordedRequest, type RecordingServer } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "../cli/run-wh.js";
+import { runInProcess } from "../../test/helpers/in-process.js";
+import { closedAfterEach, type RecordedRequest, type RecordingServer } from "../../test/helpers/recording-server.js";
+import { makeTempDir, removeTempDirs } from "../../test/cli/run-wh.js";
 
 // The oracle: Segment's own Webhooks (Actions) destination (@segment/action-destinations, a
-// devDependency, never imported by src/) run by actions-core's createTestIntegration, the harness
+// package of this test package, never imported by src/) run by actions-core's createTestIntegration, the harness
 // of its own tests, beside `wh replay` with the same events and subscriptions; both send to one
 // recording server on 127.0.0.1, and every request must be the same. The cases are those of
 // action-destinations' webhook/__test__/webhook.test.ts that send (or refuse to send), and the

@@ -3,22 +3,26 @@ import { once } from "node:events";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signBody } from "../../src/index.js";
-import { expectRefusedEarly, upload } from "../library/receiver-apps.js";
-import { installPacked, type PackedPackage, ROOT } from "./packed-package.js";
+import { tracked } from "../../test/helpers/children.js";
+import { expectRefusedEarly, upload } from "./receiver-apps.js";
+import { installPacked, type PackedPackage } from "../../test/integration/packed-package.js";
 
 // The receiver adapters from the packed package, as an app imports them: a strict TypeScript
 // project against each framework's own types, run in real servers on 127.0.0.1; and a real
 // Next.js app (next build, next start) with a route handler. Needs `npm run build` first.
 
+/** This test package's node_modules, where the frameworks are installed. */
+const INSTALLED = fileURLToPath(new URL("node_modules", import.meta.url));
 const FRAMEWORKS = ["express", "@types/express", "fastify", "hono", "@hono/node-server", "next", "react", "react-dom"];
 const SECRET = "whsec-consumer";
 const EVENT = '{"type":"identify","userId":"u1","traits":{"plan":"pro"}}';
 
 let packed: PackedPackage;
 beforeAll(async () => {
-  packed = await installPacked(FRAMEWORKS);
+  packed = await installPacked(FRAMEWORKS, INSTALLED);
 });
 afterAll(async () => {
   await packed?.remove();
@@ -94,7 +98,9 @@ describe("the receiver adapters from the packed package", () => {
   it("type-check against Express, Fastify, Hono and Next's types, and each verifies in a real server", async () => {
     const project = await packed.project("receivers", { type: "module", skipLibCheck: true, files: { "servers.ts": SERVERS, "route.ts": ROUTE } });
     project.compile();
-    const child = spawn(process.execPath, [join(project.dir, "out", "servers.js")], { env: { ...process.env, SECRET }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = tracked(
+      spawn(process.execPath, [join(project.dir, "out", "servers.js")], { env: { ...process.env, SECRET }, stdio: ["ignore", "pipe", "inherit"] }),
+    );
     try {
       const [line] = (await once(child.stdout, "data")) as [Buffer];
       const { batches, ...ports } = JSON.parse(line.toString()) as Record<string, number>;
@@ -119,7 +125,7 @@ describe("the receiver adapters from the packed package", () => {
     }
   });
 
-  it("verifies in a real Next.js app: next build, next start, the route handler of app/hook/route.js", { timeout: 180_000 }, async () => {
+  it("verifies in a real Next.js app: next build, next start, the route handler of app/hook/route.js", async () => {
     const app = join(packed.dir, "next-app");
     await mkdir(join(app, "app", "hook"), { recursive: true });
     await writeFile(join(app, "package.json"), JSON.stringify({ name: "next-app", private: true, type: "module" }));
@@ -128,16 +134,18 @@ describe("the receiver adapters from the packed package", () => {
       join(app, "app", "hook", "route.js"),
       ROUTE.replace('import type { NextRequest } from "next/server.js";\n', "").replace("request: NextRequest", "request").replace(" as string", ""),
     );
-    const next = join(ROOT, "node_modules", "next", "dist", "bin", "next");
+    const next = join(INSTALLED, "next", "dist", "bin", "next");
     const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", SECRET };
     // webpack, not Turbopack: Turbopack refuses packages linked from outside the app (this test links them).
     execFileSync(process.execPath, [next, "build", "--webpack"], { cwd: app, env, stdio: "pipe" });
     const port = await freePort();
-    const server: ChildProcess = spawn(process.execPath, [next, "start", "--port", String(port), "--hostname", "127.0.0.1"], {
-      cwd: app,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const server: ChildProcess = tracked(
+      spawn(process.execPath, [next, "start", "--port", String(port), "--hostname", "127.0.0.1"], {
+        cwd: app,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     try {
       await new Promise<void>((resolve, reject) => {
         server.stdout?.on("data", (chunk: Buffer) => chunk.toString().includes("Ready") && resolve());

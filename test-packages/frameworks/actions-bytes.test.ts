@@ -1,14 +1,14 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { sendLikeSegment } from "../helpers/actions-webhook-oracle.js";
-import { runInProcess } from "../helpers/in-process.js";
-import { closedAfterEach, type RecordedRequest, type Reply } from "../helpers/recording-server.js";
-import { SECRET } from "./replay-helpers.js";
-import { makeTempDir, removeTempDirs } from "./run-wh.js";
+import { sendLikeSegment } from "./actions-webhook-oracle.js";
+import { runInProcess } from "../../test/helpers/in-process.js";
+import { closedAfterEach, type RecordedRequest, type Reply } from "../../test/helpers/recording-server.js";
+import { SECRET } from "../../test/cli/replay-helpers.js";
+import { makeTempDir, removeTempDirs } from "../../test/cli/run-wh.js";
 
 // Actions mode held to a capture of Segment's own Webhooks (Actions) destination, run here by
-// actions-core's createTestIntegration against real servers (test/helpers/actions-webhook-oracle.ts).
+// actions-core's createTestIntegration against real servers (actions-webhook-oracle.ts).
 
 const server = closedAfterEach();
 afterAll(removeTempDirs);

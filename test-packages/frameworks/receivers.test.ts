@@ -15,7 +15,8 @@ import {
   verifyRequest,
   webhookOf,
 } from "../../src/index.js";
-import { APPS, closeServer, post, type RunningApp, serverUrl } from "./receiver-apps.js";
+import { closeServer, serverUrl } from "../../test/helpers/http-server.js";
+import { APPS, post, type RunningApp } from "./receiver-apps.js";
 
 // Each receiver adapter in the real framework, in a real server on 127.0.0.1: a request signed by
 // wh's own sender passes; the same body re-serialised, a tampered one, or one without a signature

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -8,6 +7,7 @@ import Fastify from "fastify";
 import { Hono } from "hono";
 import { NextRequest } from "next/server.js";
 import { expect } from "vitest";
+import { closeServer, serverUrl as listening } from "../../test/helpers/http-server.js";
 import { expressWebhook, fastifyWebhook, honoWebhook, nextWebhook, nodeWebhook, type WebhookOptions, webhookOf } from "../../src/index.js";
 
 // Each receiver adapter mounted in its real framework, in a real server on 127.0.0.1. Every app
@@ -27,21 +27,6 @@ const answer = (webhook: Webhook, body: unknown) =>
   webhook.kind === "single"
     ? { kind: webhook.kind, body, raw: webhook.raw.byteLength }
     : { kind: webhook.kind, body, raw: webhook.raw.byteLength, signed: webhook.signed, unsigned: webhook.unsigned };
-
-async function listening(server: Server): Promise<string> {
-  if (!server.listening) await once(server, "listening");
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-}
-
-export function closeServer(server: Server): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
-  return closed;
-}
-
-export async function serverUrl(server: Server): Promise<string> {
-  return listening(server);
-}
 
 type Options = WebhookOptions<boolean>;
 

@@ -1,0 +1,107 @@
+// Where accepting's CPU goes, in-process (no HTTP), beside what the bare spool server does with
+// the same batches (bench/bare-spool-server.js: JSON.parse, one JSON.stringify per event, a group
+// write and fdatasync). Each step runs over the same batch texts, timed by process.cpuUsage (every
+// thread: the fdatasyncs too), in µs per event: the parse (the nesting scan, then JSON.parse), the
+// exact-numbers check, expandRequest (enrich, serialise each event once, the 32 KiB rule),
+// checkMessage (the allocation-free validation), the stored record, and the spool's append (its
+// write and fdatasync, group-committed as wh serve commits: GROUP requests a commit). Reads wh's
+// modules from dist/ (npm run build).
+import { fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Spool } from "../dist/adapters/spool.js";
+import { inexactNumberProblem } from "../dist/core/message/exact-numbers.js";
+import { parseJson } from "../dist/core/message/parse-json.js";
+import { checkMessage } from "../dist/core/message/prepare.js";
+import { expandRequest } from "../dist/core/message/tracking.js";
+import { storedText } from "../dist/engine/serve/stored-event.js";
+import { trackingBatch } from "./generate.js";
+
+const BATCH = 100;
+const REQUESTS = 2_000;
+/** Requests whose events share one commit: the 16 connections of the load. */
+const GROUP = 16;
+const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
+const texts = Array.from({ length: REQUESTS }, (_, index) => parts.join(`q${index.toString(36)}`));
+let ids = 0;
+const stamps = {
+  now: () => new Date(),
+  newId: () => {
+    ids += 1;
+    return `id-${ids}`;
+  },
+};
+
+/** CPU µs per event of `step` over every request (run once untimed, to warm it up). */
+async function perEvent(step) {
+  await step();
+  const before = process.cpuUsage();
+  await step();
+  const { user, system } = process.cpuUsage(before);
+  return (user + system) / (REQUESTS * BATCH);
+}
+
+const bodies = texts.map((text) => JSON.parse(text));
+const expand = (body) => expandRequest("batch", body, { receivedAt: new Date(), ip: "127.0.0.1", stamps });
+const expanded = bodies.map((body) => expand(body).events);
+
+/** Appends the lines of GROUP requests at a time and syncs them, as the bare server does. */
+function bareAppend(dir) {
+  const fd = openSync(join(dir, "bare.ndjson"), "w");
+  return () => {
+    for (let start = 0; start < REQUESTS; start += GROUP) {
+      writeSync(fd, texts.slice(start, start + GROUP).join("\n"));
+      fdatasyncSync(fd);
+    }
+  };
+}
+
+/** wh's spool, GROUP requests' records a commit (their appends start together, as concurrent requests' do). */
+async function spoolAppend(dir) {
+  const { spool } = await Spool.open(join(dir, "spool"), { maxBytes: 1e12, quarantinePath: join(dir, "quarantine.ndjson") });
+  const records = expanded.map((events) => events.map(({ event, text }) => storedText({ source: null, event }, text)));
+  return {
+    step: async () => {
+      for (let start = 0; start < REQUESTS; start += GROUP) await Promise.all(records.slice(start, start + GROUP).map((group) => spool.append(group)));
+    },
+    close: () => spool.close(),
+  };
+}
+
+export async function acceptSplit() {
+  const dir = mkdtempSync(join(tmpdir(), "wh-bench-split-"));
+  try {
+    const spool = await spoolAppend(dir);
+    /** A step over every item of `list`: `work` on each, its result dropped. */
+    const over = (list, work) => () => {
+      for (const item of list) work(item);
+    };
+    const events = expanded.flat();
+    const figures = [
+      ["bare: JSON.parse", over(texts, JSON.parse)],
+      [
+        "bare: JSON.stringify each event",
+        over(
+          bodies.flatMap(({ batch }) => batch),
+          JSON.stringify,
+        ),
+      ],
+      ["bare: write + fdatasync", bareAppend(dir)],
+      ["wh: parseJson (nesting scan + JSON.parse)", over(texts, parseJson)],
+      ["wh: exact-numbers check", over(texts, inexactNumberProblem)],
+      ["wh: expandRequest (enrich, serialise, size)", over(bodies, expand)],
+      ["wh: checkMessage (validate)", over(events, ({ event }) => checkMessage(event, stamps, "classic"))],
+      ["wh: stored record", over(events, ({ event, text }) => storedText({ source: null, event }, text))],
+      ["wh: spool append (write + fdatasync)", spool.step],
+    ];
+    const results = [];
+    for (const [name, step] of figures) results.push([name, await perEvent(step)]);
+    spool.close();
+    const sum = (prefix) => results.filter(([name]) => name.startsWith(prefix)).reduce((total, [, us]) => total + us, 0);
+    console.log(`  in-process split (bench/accept-split.js), ${REQUESTS} batches of ${BATCH}, µs CPU per event:`);
+    for (const [name, us] of results) console.log(`    ${name.padEnd(46)} ${us.toFixed(2).padStart(6)}`);
+    console.log(`    wh / bare: ${(sum("wh:") / sum("bare:")).toFixed(2)} (${sum("wh:").toFixed(2)} / ${sum("bare:").toFixed(2)})`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,2 @@
+export declare const EXTRAS: string;
+export declare function extrasInstalled(): boolean;
