@@ -383,6 +383,21 @@ describe.concurrent("wh config show", () => {
     expect(result.stdout).not.toContain("TOPSECRET");
   });
 
+  it("shows each destination's mode, method, batch size and signing scheme, from the file or the flags", async () => {
+    const cwd = await dirWithConfig({ webhooks: [{ url: "https://found.example.com/wh" }], sharedSecret: "s3cr3t-file", mode: "actions", method: "PUT" });
+    const human = await runInProcess(["config", "show"], { cwd });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("actions mode: PUT, one event per request");
+    expect(human.stdout).toContain("(from config file, segment scheme)");
+    const flagged = await runInProcess(
+      ["--json", "config", "show", "--batch-size", "50", "--scheme", "standard", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+      { cwd },
+    );
+    const shown = JSON.parse(lines(flagged.stdout)[0] as string) as { destinations: Record<string, unknown>[] };
+    expect(shown.destinations[0]).toMatchObject({ mode: "actions", method: "PUT", batchSize: 50, scheme: "standard" });
+    for (const output of [human.stdout, flagged.stdout]) expect(output).not.toMatch(/s3cr3t|MfKQ9r8/);
+  });
+
   it("finds .whrc.json by search", async () => {
     const cwd = await dirWithConfig({ webhooks: [{ url: "https://found.example.com/wh" }] });
     const result = await runInProcess(["config", "show"], { cwd });

@@ -30,6 +30,10 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
         }),
     sharedSecret: destination.sharedSecret === undefined ? null : MASK,
     sharedSecretFrom: destination.secretOrigin ?? null,
+    scheme: destination.scheme,
+    mode: destination.mode,
+    method: destination.method,
+    batchSize: destination.batchSize,
     timeoutMs: destination.timeoutMs,
   }));
   output.record({
@@ -51,7 +55,12 @@ export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, g
       const how = `${each.enabled ? "" : ", disabled"}${each.batchSize === null ? "" : `, batches of up to ${each.batchSize}`}`;
       lines.push(`  subscription ${JSON.stringify(each.name)}: ${each.trigger}${how === "" ? "" : ` (${how.slice(2)})`}`);
     }
-    lines.push(`  shared secret: ${destination.sharedSecret === null ? "(none: requests are not signed)" : `${MASK} (from ${destination.sharedSecretFrom})`}`);
+    lines.push(
+      `  shared secret: ${destination.sharedSecret === null ? "(none: requests are not signed)" : `${MASK} (from ${destination.sharedSecretFrom}, ${destination.scheme} scheme)`}`,
+    );
+    lines.push(
+      `  ${destination.mode} mode: ${destination.method}${destination.batchSize > 1 ? `, batches of up to ${destination.batchSize}` : ", one event per request"}`,
+    );
     // Actions mode waits as Segment's Actions destinations do, unless --timeout says otherwise.
     if (destination.timeoutMs !== settings.timeoutMs) lines.push(`  timeout: ${formatDurationMs(destination.timeoutMs)} (actions mode)`);
   }
