@@ -8,9 +8,16 @@ import { UsageError } from "../core/errors.js";
  * is still the line that was finished (its hash). Nothing is passed on until every finished line
  * has been seen and checked, so a changed input stops the run before its first request; the lines
  * in between that were not finished (those in flight at the crash) are held until then, and are
- * few: at most what the run held in its pool.
+ * few: at most what the run held in its pool. An input stopped before its end (Ctrl-C while the
+ * finished lines are being checked) proves nothing: only one read to its end (`readToTheEnd`) is
+ * refused for being shorter than the journal.
  */
-export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, finished: FinishedLines, inputName: string): AsyncGenerator<InputLine[]> {
+export async function* skipFinishedLines(
+  batches: AsyncIterable<InputLine[]>,
+  finished: FinishedLines,
+  inputName: string,
+  readToTheEnd: () => boolean,
+): AsyncGenerator<InputLine[]> {
   const { lines, hashes } = finished;
   let cursor = 0;
   let held: InputLine[] = [];
@@ -40,6 +47,7 @@ export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, fi
     }
   }
   if (cursor < lines.length) {
+    if (!readToTheEnd()) return;
     throw new UsageError(
       `--resume: the journal records line ${lines[cursor]} of ${inputName} as finished, but the input has ${lastNumber} lines: it changed since the run began; nothing was sent`,
       {

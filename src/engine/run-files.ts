@@ -70,7 +70,7 @@ export class RunFiles {
   /** The input's lines, hashed as they are read, without those an earlier part finished. */
   lines(stream: Readable, counter?: { bytes: number }): AsyncIterable<InputLine[]> {
     const counted = this.count(requireNdjson(readLineBatches(stream, { digest: this.digest, counter }), this.options.inputName));
-    return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName) : counted;
+    return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName, () => stream.readableEnded) : counted;
   }
 
   /** With a journal of a run that ended: reads the input through, and refuses it if it changed. */
