@@ -70,11 +70,11 @@ export function signedBodies(requests: readonly RecordedRequest[], secret = SECR
  */
 const NET_MS = 120_000;
 
-/** Polls until `check` returns true (the forwarder delivers asynchronously). */
-export async function eventually(check: () => boolean, what = "the condition"): Promise<void> {
+/** Polls until `check` returns true (the forwarder delivers asynchronously); `context` adds what the process said to a timeout. */
+export async function eventually(check: () => boolean, what = "the condition", context?: () => string): Promise<void> {
   const deadline = Date.now() + NET_MS;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context === undefined ? "" : `\n${context()}`}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
