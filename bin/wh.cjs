@@ -18,6 +18,8 @@ const BUNDLE = path.join(__dirname, "..", "dist", "cli-bundle");
 // Loaded by Node itself: cosmiconfig's import() of an ES module config needs Node's loader (from a
 // vm.Script it would need an option Node still calls experimental, and warns about).
 const NODE_LOADS = new Set(["cosmiconfig.cjs"]);
+// About 30 files of up to 360 KB: a few builds' worth (a command writes 2-6, one per file it loads).
+const KEPT_CACHES = 30;
 
 /** The user's cache folder for wh, by the platform's convention. */
 function cacheRoot() {
@@ -72,12 +74,19 @@ function cachedCompiler(folder) {
   };
 }
 
-/** Written whole or not at all (a file of its own, then renamed), readable by this user only; a failure (a full disk, a read-only home) only means compiling again next time. */
+/**
+ * Written whole or not at all (a file of its own, then renamed), readable by this user only; a
+ * failure (a full disk, a read-only home) only means compiling again next time. Each build of wh
+ * adds its files' caches: past KEPT_CACHES the oldest written go (one still in use is made again).
+ */
 function writeCache(file, script) {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600, flag: "wx" });
     fs.renameSync(temporary, file);
+    const folder = path.dirname(file);
+    const written = fs.readdirSync(folder).map((name) => ({ path: path.join(folder, name), at: fs.statSync(path.join(folder, name)).mtimeMs }));
+    for (const old of written.sort((a, b) => b.at - a.at).slice(KEPT_CACHES)) fs.rmSync(old.path, { force: true });
   } catch {
     fs.rm(temporary, { force: true }, () => {});
   }

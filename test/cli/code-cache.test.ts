@@ -1,4 +1,4 @@
-import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startRecordingServer } from "../helpers/recording-server.js";
@@ -43,6 +43,25 @@ describe("the bundle's code cache", () => {
     // Used, not made again: the same files, untouched.
     expect(await readdir(folder)).toEqual(files);
     expect(await Promise.all(files.map(async (file) => (await stat(join(folder, file))).mtimeMs))).toEqual(written);
+  });
+
+  it("keeps the 30 caches written last: older builds' go", async () => {
+    const { cwd, cacheHome } = await setUp();
+    const folder = join(cacheHome, "wh", FOLDER);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    await chmod(join(cacheHome, "wh"), 0o700);
+    const old = Array.from({ length: 40 }, (_, index) => `old-build-${index}`);
+    for (const [index, name] of old.entries()) {
+      await writeFile(join(folder, name), "an older build's cache");
+      await utimes(join(folder, name), 1_000_000 + index, 1_000_000 + index);
+    }
+    await sign(cwd, cacheHome);
+    const kept = await readdir(folder);
+    expect(kept).toHaveLength(30);
+    const made = kept.filter((name) => !name.startsWith("old-build-"));
+    expect(made.length).toBeGreaterThan(0);
+    // The newest of the old ones stay, the oldest went.
+    expect(kept.filter((name) => name.startsWith("old-build-")).sort()).toEqual(old.slice(40 - (30 - made.length)).sort());
   });
 
   it("a damaged cache is refused by V8 and the command works as without one", async () => {
