@@ -27,11 +27,6 @@ const EXTERNAL = ["@redis/client", "@redis/client/*", "@segment/actions-core", "
 // deliver, once, and never by `wh sign` or `wh verify`. From one bundled file it starts about
 // 10 ms sooner than from node_modules' 150 files (bench/cold-start.js, `wh send`).
 const OWN_FILE_PACKAGES = ["undici"];
-// undici's cookie helpers read globalThis.Headers as their module loads, to accept Node's own
-// Headers too; on Node 20 that read loads Node's built-in copy of undici's fetch (about 7 ms of CPU
-// at every `wh send` beyond what undici itself loads). wh never calls them: in the bundle that read
-// is `undefined`, and the helpers take undici's own Headers only. Nothing else reads it.
-const UNDICI_DEFINE = { "globalThis.Headers": "undefined" };
 const isExternal = (specifier) => EXTERNAL.some((pattern) => pattern === specifier || (pattern.endsWith("/*") && specifier.startsWith(pattern.slice(0, -1))));
 
 const packageFile = (specifier) => ({ file: fileURLToPath(import.meta.resolve(specifier)), name: specifier.replace(/[@/]/g, "-").replace(/^-/, "") });
@@ -148,12 +143,7 @@ const jsYamlFile = { ...options, entryPoints: [{ in: createRequire(COSMICONFIG_E
 
 await Promise.all([
   build({ ...options, entryPoints: [{ in: "wh:main", out: "main" }], plugins: [mainWithErrors, ...plugins(true)] }),
-  build({
-    ...options,
-    entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })),
-    define: { ...options.define, ...UNDICI_DEFINE },
-    plugins: plugins(false),
-  }),
+  build({ ...options, entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })), plugins: plugins(false) }),
   build(cosmiconfigFile),
   build(jsYamlFile),
 ]);

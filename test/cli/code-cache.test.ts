@@ -1,7 +1,6 @@
-import { chmod, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startRecordingServer } from "../helpers/recording-server.js";
 import { makeTempDir, removeTempDirs, run } from "./run-wh.js";
 
 // bin/wh.cjs compiles the bundle's files with a V8 code cache kept in the user's cache folder
@@ -101,30 +100,6 @@ describe("the bundle's code cache", () => {
       });
       expect({ start, stderr: result.stderr, code: result.code }).toEqual({ start, stderr: "", code: 0 });
       expect(result.stdout).toContain("http://127.0.0.1:9/from-config");
-    }
-  });
-
-  it("wh send does not load Node's built-in fetch (undici's cookie helpers would, on Node 20, by reading globalThis.Headers)", async () => {
-    const { cwd, cacheHome } = await setUp();
-    const server = await startRecordingServer();
-    try {
-      const list = join(cwd, "builtins.json");
-      const preload = join(cwd, "list-builtins.cjs");
-      await writeFile(
-        preload,
-        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, JSON.stringify(process.moduleLoadList)));\n`,
-      );
-      const result = await run(["send", "track", "--user-id", "u1", "--event", "Signed Up", "--url", server.url], {
-        cwd,
-        env: { WH_SHARED_SECRET: "s3cret", XDG_CACHE_HOME: cacheHome, NODE_OPTIONS: `--require ${preload}` },
-      });
-      expect(result.code).toBe(0);
-      expect(server.requests).toHaveLength(1);
-      const loaded = JSON.parse(await readFile(list, "utf8")) as string[];
-      expect(loaded).toContain("NativeModule http");
-      expect(loaded.filter((name) => name.includes("internal/deps/undici"))).toEqual([]);
-    } finally {
-      await server.close();
     }
   });
 });
