@@ -6,6 +6,9 @@ export declare const REDIS_CLI: string;
 /** redis-cli against one node; its output. */
 export declare function cli(port: number, ...args: string[]): Promise<string>;
 
+/** A port free on loopback now. */
+export declare function freePort(): Promise<number>;
+
 /** Starts a redis-server with `args`; resolves with its process once it accepts connections. `spawned` sees the child first (to register it for cleanup). */
 export declare function spawnRedis(args: readonly string[], spawned?: (child: ChildProcess) => void): Promise<ChildProcess>;
 

@@ -28,6 +28,15 @@ const canListen = (port) =>
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 
+/** A port free on loopback now. */
+export async function freePort() {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 /** Six ports below 40000 whose cluster bus ports (port + 10000) are free too. */
 async function freePorts() {
   for (;;) {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REDIS_SERVER, spawnRedis } from "../../scripts/redis-servers.mjs";
+import { freePort, REDIS_SERVER, spawnRedis } from "../../scripts/redis-servers.mjs";
 import { tracked } from "../helpers/children.js";
 
 /**
@@ -26,14 +26,6 @@ export interface TestRedis {
   /** Freezes it with SIGSTOP for `ms` (connections stay open, commands wait unanswered), then SIGCONT. */
   freeze(ms: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A redis-server on a free port, every write in its append-only file and synced (appendfsync always). */
