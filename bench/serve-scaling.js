@@ -3,10 +3,12 @@
 // tests' cluster), autocannon posting batches of 100 events as an SDK does (16 connections in
 // all) to a receiver in this process that answers 200 at once. Per run: events/s accepted
 // (during the load) and delivered (until the last one arrived), and CPU per event read from
-// /proc: the wh processes' together (accept and forward), each Redis master's and replica's,
-// and the machine's busy cores. The configurations are interleaved in rounds (the machine is
-// shared), and each process count is compared with one process in the same round. docs/scaling.md
-// projects N machines from these figures. Skipped, with a line saying so, without redis-server.
+// /proc: the wh processes' together (accept and forward), the Redis masters' and replicas', the
+// machine's busy cores, and what one wh process spends idle (CPU ms per second, before the load;
+// /proc counts in 10 ms ticks). The configurations are interleaved in rounds (the machine is
+// shared), and each process count is compared with one process in the same round.
+// docs/scaling.md projects N machines from these figures. Skipped, with a line saying so, without
+// redis-server.
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -19,7 +21,7 @@ import { uniqueBatchRequests } from "./generate.js";
 import { cpuUs } from "./proc-stat.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
-const SECONDS = Number(process.env.BENCH_SCALING_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SCALING_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_SCALING_ROUNDS ?? 2);
 const BATCH = 100;
 const PARTITIONS = 64;
@@ -36,14 +38,13 @@ function machineTicks() {
   return { busy: total - fields[3] - fields[4], total };
 }
 
-/** A receiver in this process: answers 200 at once, counts distinct messageIds and when the last came. */
+/** A receiver in this process: answers 200 at once, counts distinct messageIds (a duplicate counts once) and when the last came. */
 async function startReceiver() {
-  const state = { ids: new Set(), delivered: 0, last: 0 };
+  const state = { ids: new Set(), last: 0 };
   const server = createServer((request, response) => {
     const chunks = [];
     request.on("data", (chunk) => chunks.push(chunk));
     request.on("end", () => {
-      state.delivered += 1;
       state.ids.add(JSON.parse(Buffer.concat(chunks).toString("utf8")).messageId);
       state.last = Date.now();
       response.writeHead(200, { "content-length": "0" }).end();
@@ -57,7 +58,6 @@ async function startReceiver() {
     state,
     reset() {
       state.ids.clear();
-      state.delivered = 0;
       state.last = 0;
     },
     close: () => new Promise((resolve) => server.close(resolve)),
@@ -132,10 +132,13 @@ async function runOnce(target, receiver, processes) {
   const serves = [];
   const args = ["--queue", target.url, "--partitions", String(PARTITIONS), "--url", receiver.url, "--concurrency", "64"];
   for (let index = 0; index < processes; index += 1) serves.push(await startServeProcess(args));
-  // Let the forwarders share the partitions before the load starts.
-  await pause(2_500);
-  receiver.reset();
+  // Let the forwarders share the partitions before the load starts; meanwhile, what they spend idle.
   const pids = serves.map((serve) => serve.pid);
+  await pause(1_000);
+  const idleFrom = cpuOf(pids);
+  await pause(1_000);
+  const idle = (cpuOf(pids) - idleFrom) / 1000 / processes;
+  receiver.reset();
   const before = { wh: cpuOf(pids), masters: cpuOf(target.masters), replicas: cpuOf(target.replicas), machine: machineTicks() };
   const started = Date.now();
   await Promise.all(
@@ -167,7 +170,7 @@ async function runOnce(target, receiver, processes) {
     accepted: accepted / acceptSeconds,
     delivered: delivered / ((receiver.state.last - started) / 1000),
     lost: accepted - delivered,
-    duplicates: receiver.state.delivered - delivered,
+    idle,
     wh: perEvent("wh"),
     masters: perEvent("masters"),
     replicas: perEvent("replicas"),
@@ -185,7 +188,7 @@ function printTable(targets, results) {
     `serve scaling (node bench/serve-scaling.js; BENCH_SCALING_SECONDS=${SECONDS}, BENCH_SCALING_ROUNDS=${ROUNDS}): ${availableParallelism()} cores; batches of ${BATCH}, 16 connections, --partitions ${PARTITIONS} --concurrency 64; medians of ${ROUNDS} rounds, × = beside 1 process in the same round (range)`,
   );
   console.log(
-    `${"".padEnd(14)}${pad("accepted/s", 11)}${pad("×", 11)}${pad("delivered/s", 12)}${pad("×", 11)}${pad("wh µs/ev", 10)}${pad("master µs/ev", 13)}${pad("replica µs/ev", 14)}${pad("busy cores", 11)}`,
+    `${"".padEnd(14)}${pad("accepted/s", 11)}${pad("×", 11)}${pad("delivered/s", 12)}${pad("×", 11)}${pad("wh µs/ev", 10)}${pad("master µs/ev", 13)}${pad("replica µs/ev", 14)}${pad("busy cores", 11)}${pad("idle ms/s", 10)}`,
   );
   for (const target of targets) {
     console.log(`${target.name}${target.spread}`);
@@ -195,7 +198,7 @@ function printTable(targets, results) {
       const ratio = (key) => range(runs.map((run) => run[key] / ones.find((one) => one.round === run.round)[key]));
       const m = (key, digits = 0) => median(runs.map((run) => run[key])).toFixed(digits);
       console.log(
-        `${`  ${processes} process${processes === 1 ? "" : "es"}`.padEnd(14)}${pad(m("accepted"), 11)}${pad(ratio("accepted"), 11)}${pad(m("delivered"), 12)}${pad(ratio("delivered"), 11)}${pad(m("wh", 1), 10)}${pad(m("masters", 1), 13)}${pad(target.replicas.length === 0 ? "-" : m("replicas", 1), 14)}${pad(m("busyCores", 2), 11)}`,
+        `${`  ${processes} process${processes === 1 ? "" : "es"}`.padEnd(14)}${pad(m("accepted"), 11)}${pad(ratio("accepted"), 11)}${pad(m("delivered"), 12)}${pad(ratio("delivered"), 11)}${pad(m("wh", 1), 10)}${pad(m("masters", 1), 13)}${pad(target.replicas.length === 0 ? "-" : m("replicas", 1), 14)}${pad(m("busyCores", 2), 11)}${pad(m("idle", 1), 10)}`,
       );
     }
   }
