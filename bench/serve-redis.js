@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createClient } from "@redis/client";
-import { freePort, REDIS_SERVER, spawnRedis } from "../scripts/redis-servers.mjs";
+import { freePort, REDIS_SERVER, spawnRedis } from "../test/redis/redis-servers.mjs";
 import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 

@@ -1,5 +1,5 @@
 // How wh serve --queue scales: 1, 2 and 3 processes (accepting and forwarding) on one Redis
-// server and on a Redis Cluster of 3 masters and 3 replicas (scripts/redis-servers.mjs, the
+// server and on a Redis Cluster of 3 masters and 3 replicas (test/redis/redis-servers.mjs, the
 // tests' cluster), autocannon posting batches of 100 events as an SDK does (16 connections in
 // all) to a receiver in this process that answers 200 at once. Per run: events/s accepted
 // (during the load) and delivered (until the last one arrived), and CPU per event read from
@@ -16,7 +16,7 @@ import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { cli, freePort, REDIS_CLI, REDIS_SERVER, spawnRedis, startCluster } from "../scripts/redis-servers.mjs";
+import { cli, freePort, REDIS_CLI, REDIS_SERVER, spawnRedis, startCluster } from "../test/redis/redis-servers.mjs";
 import { uniqueBatchRequests } from "./generate.js";
 import { cpuUs } from "./proc-stat.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";

@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { REDIS_CLI, REDIS_SERVER } from "../../scripts/redis-servers.mjs";
+import { REDIS_CLI, REDIS_SERVER } from "./redis-servers.mjs";
 
 /**
- * A real Redis Cluster on loopback for the tests (scripts/redis-servers.mjs, shared with the
+ * A real Redis Cluster on loopback for the tests (redis-servers.mjs, shared with the
  * benchmarks). Skipped with one line where redis-server or redis-cli cannot run (a failure under
  * WH_REQUIRE_SERVICES=1), as in redis-server.ts.
  */
@@ -12,4 +12,4 @@ if (!clusterAvailable && process.env.WH_REQUIRE_SERVICES === "1")
 if (!clusterAvailable)
   process.stderr.write(`Redis Cluster tests skipped: ${REDIS_SERVER} or ${REDIS_CLI} cannot be run here (apt-get install redis-server redis-tools)\n`);
 
-export { cli, type ClusterNode, startCluster, type TestCluster } from "../../scripts/redis-servers.mjs";
+export { cli, type ClusterNode, startCluster, type TestCluster } from "./redis-servers.mjs";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, REDIS_SERVER, spawnRedis } from "../../scripts/redis-servers.mjs";
+import { freePort, REDIS_SERVER, spawnRedis } from "./redis-servers.mjs";
 import { tracked } from "../helpers/children.js";
 
 /**

@@ -1,4 +1,4 @@
-// Real redis-servers (the Debian package) on loopback, for the tests (test/redis/redis-server.ts
+// Real redis-servers (the Debian package) on loopback, for the tests (redis-server.ts
 // and redis-cluster.ts, which add the skip-or-fail on a machine without Redis) and the benchmarks
 // (bench/serve-redis.js, bench/serve-scaling.js, which read each server's CPU through its pid):
 // one server, or a Redis Cluster of 3 masters and 3 replicas made with `redis-cli --cluster create`.
