@@ -37,3 +37,5 @@ console.log("\n== wh serve, accept to delivery at a steady rate");
 await import("./serve.js");
 console.log("\n== wh serve with Redis Streams (one and three processes; accepting beside bare XADD loops)");
 await import("./serve-redis.js");
+console.log("\n== wh serve --queue with 1, 2 and 3 processes on one Redis and on a 3-master cluster: events/s and CPU per event (docs/scaling.md)");
+await import("./serve-scaling.js");

@@ -5,15 +5,15 @@
 // accepting: a bare node-redis loop of one XADD per event, each awaited before the next (no
 // pipelining), and the same loop with one MULTI of 100 XADDs per batch, which is what wh sends per
 // request. Skipped, with a line saying so, when redis-server is not installed.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { createClient } from "@redis/client";
+import { freePort, REDIS_SERVER, spawnRedis } from "../test/redis/redis-servers.mjs";
 import { trackingBatch, uniqueBatchRequests } from "./generate.js";
 import { serveMetric, startServeProcess } from "./wh-process.js";
 
@@ -24,17 +24,25 @@ const auth = `Basic ${Buffer.from("bench:").toString("base64")}`;
 const requests = uniqueBatchRequests(BATCH);
 const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 
-if (spawnSync("redis-server", ["--version"]).status !== 0) {
+if (spawnSync(REDIS_SERVER, ["--version"]).status !== 0) {
   console.log("serve redis: skipped (no redis-server: apt-get install redis-server)");
 } else {
   const dir = mkdtempSync(join(tmpdir(), "wh-bench-redis-"));
   const port = await freePort();
-  const redis = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec"],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  await waitFor(redis.stdout, "Ready to accept connections");
+  const redis = await spawnRedis([
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+  ]);
   let delivered = 0;
   let lastDelivery = 0;
   const ids = new Set();
@@ -141,22 +149,4 @@ async function xaddLoop(url, shape) {
 
 function startServe(queue, hook) {
   return startServeProcess(["--queue", queue, "--partitions", "64", "--url", hook, "--concurrency", "64"]);
-}
-
-async function freePort() {
-  const server = createNetServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function waitFor(stream, text) {
-  return new Promise((resolve) => {
-    let seen = "";
-    stream.on("data", (chunk) => {
-      seen += chunk;
-      if (seen.includes(text)) resolve();
-    });
-  });
 }

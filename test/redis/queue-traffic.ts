@@ -8,9 +8,17 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * Posts `count` events of `users` users, 20 a request, one request at a time (so each user's
  * events are accepted in order), to the processes in turn; a refused or failed request is sent
- * again as an SDK does. `acknowledged` gets the messageIds answered 200 as they are.
+ * again as an SDK does. `acknowledged` gets the messageIds answered 200 as they are; `refused`,
+ * those of each request answered otherwise (or not at all), with how many times: Redis may have
+ * stored a request it was taking when it went away, so its events may be stored, and delivered, twice.
  */
-export async function orderedProducer(urls: readonly string[], count: number, users: number, acknowledged: string[]): Promise<void> {
+export async function orderedProducer(
+  urls: readonly string[],
+  count: number,
+  users: number,
+  acknowledged: string[],
+  refused = new Map<string, number>(),
+): Promise<void> {
   for (let start = 0, turn = 0; start < count; start += 20, turn += 1) {
     const batch = Array.from({ length: 20 }, (_, offset) => ({
       type: "track",
@@ -23,6 +31,7 @@ export async function orderedProducer(urls: readonly string[], count: number, us
       const url = urls[(turn + attempt) % urls.length] as string;
       const answer = await post(url, "/v1/batch", JSON.stringify({ batch }), { authorization: basic("wk") }).catch(() => ({ status: 0 }));
       if (answer.status === 200) break;
+      for (const { messageId } of batch) refused.set(messageId, (refused.get(messageId) ?? 0) + 1);
       await sleep(100);
     }
     acknowledged.push(...batch.map((event) => event.messageId));

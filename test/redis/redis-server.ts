@@ -1,9 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, REDIS_SERVER, spawnRedis } from "./redis-servers.mjs";
 import { tracked } from "../helpers/children.js";
 
 /**
@@ -11,7 +12,6 @@ import { tracked } from "../helpers/children.js";
  * (WH_REQUIRE_SERVICES=1) makes a missing one a failure; elsewhere the tests are skipped with
  * one line saying so.
  */
-const REDIS_SERVER = process.env.WH_REDIS_SERVER ?? "redis-server";
 export const redisAvailable = spawnSync(REDIS_SERVER, ["--version"]).status === 0;
 if (!redisAvailable && process.env.WH_REQUIRE_SERVICES === "1")
   throw new Error(`WH_REQUIRE_SERVICES=1 but ${REDIS_SERVER} cannot be run (apt-get install redis-server)`);
@@ -28,35 +28,14 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** A redis-server on a free port, every write in its append-only file and synced (appendfsync always). */
 export async function startRedis(extraArgs: readonly string[] = []): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), "wh-redis-"));
   const port = await freePort();
   let child: ChildProcess;
   const launch = async (): Promise<void> => {
-    child = tracked(
-      spawn(
-        REDIS_SERVER,
-        ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      ),
-    );
-    let output = "";
-    await new Promise<void>((resolve, reject) => {
-      child.stdout?.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes("Ready to accept connections")) resolve();
-      });
-      child.on("exit", (code) => reject(new Error(`redis-server exited ${code}: ${output}`)));
-    });
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extraArgs];
+    child = await spawnRedis(args, tracked);
   };
   const shutdown = async (): Promise<void> => {
     if (child.exitCode !== null) return;
