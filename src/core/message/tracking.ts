@@ -125,7 +125,9 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   const times = requestTimes(shared, context.receivedAt);
   const events: ExpandedEvent[] = [];
   const rejected: RejectedEvent[] = [];
-  for (const [index, item] of raw.entries()) {
+  // An index, not entries(): the [index, item] pair it made for each event was garbage, 200 bytes an event.
+  for (let index = 0; index < raw.length; index += 1) {
+    const item = raw[index];
     if (!isJsonObject(item)) {
       rejected.push({ index, messageId: undefined, reason: "not_an_object", error: "an event must be a JSON object", sent: item });
       continue;
