@@ -1,24 +1,27 @@
-// Where accepting's CPU goes, in-process (no HTTP), beside what the bare spool server does with
-// the same batches (bench/bare-spool-server.js: JSON.parse, one JSON.stringify per event, a group
-// write and fdatasync). Each step runs over the same batch texts, timed by process.cpuUsage (every
-// thread: the fdatasyncs too), in µs per event: the parse (the nesting scan, then JSON.parse), the
-// exact-numbers check, expandRequest (enrich, serialise each event once, the 32 KiB rule),
-// checkMessage (the allocation-free validation), the stored record, and the spool's append (its
-// write and fdatasync, group-committed as wh serve commits: GROUP requests a commit). Reads wh's
-// modules from dist/ (npm run build).
+// Where accepting's CPU goes, in-process (no HTTP), beside what the bare spool server does with the
+// same batches (bench/bare-spool-server.js: JSON.parse, one JSON.stringify per event, a group write
+// and fdatasync). Each step runs over the same batch texts, timed by process.cpuUsage (every
+// thread: the fdatasyncs too), in µs per event: the parse (one scan for the nesting and the numbers
+// worth checking, then JSON.parse), the exact-numbers check of the texts that hold such a number,
+// expandRequest (enrich, serialise each event once, the 32 KiB rule), checkMessage (the allocation-
+// free validation), the stored record, and the spool's append (its write and fdatasync, group-
+// committed as wh serve commits: GROUP requests a commit); medians of ROUNDS rounds in which the
+// steps take turns. Reads wh's modules from dist/ (npm run build).
 import { fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Spool } from "../dist/adapters/spool.js";
 import { inexactNumberProblem } from "../dist/core/message/exact-numbers.js";
-import { parseJson } from "../dist/core/message/parse-json.js";
+import { parseJsonNumbers } from "../dist/core/message/parse-json.js";
 import { checkMessage } from "../dist/core/message/prepare.js";
 import { expandRequest } from "../dist/core/message/tracking.js";
 import { storedText } from "../dist/engine/serve/stored-event.js";
 import { trackingBatch } from "./generate.js";
 
 const BATCH = 100;
-const REQUESTS = 2_000;
+const REQUESTS = 500;
+/** Each step runs once a round, the steps taking turns, so that a busy moment of the shared machine falls on all of them alike. */
+const ROUNDS = Number(process.env.BENCH_SPLIT_ROUNDS ?? 5);
 /** Requests whose events share one commit: the 16 connections of the load. */
 const GROUP = 16;
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
@@ -32,14 +35,15 @@ const stamps = {
   },
 };
 
-/** CPU µs per event of `step` over every request (run once untimed, to warm it up). */
+/** CPU µs per event of one run of `step` over every request. */
 async function perEvent(step) {
-  await step();
   const before = process.cpuUsage();
   await step();
   const { user, system } = process.cpuUsage(before);
   return (user + system) / (REQUESTS * BATCH);
 }
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const bodies = texts.map((text) => JSON.parse(text));
 const expand = (body) => expandRequest("batch", body, { receivedAt: new Date(), ip: "127.0.0.1", stamps });
@@ -77,6 +81,7 @@ export async function acceptSplit() {
       for (const item of list) work(item);
     };
     const events = expanded.flat();
+    const flagged = texts.filter((text) => parseJsonNumbers(text).numbersToCheck);
     const figures = [
       ["bare: JSON.parse", over(texts, JSON.parse)],
       [
@@ -87,20 +92,26 @@ export async function acceptSplit() {
         ),
       ],
       ["bare: write + fdatasync", bareAppend(dir)],
-      ["wh: parseJson (nesting scan + JSON.parse)", over(texts, parseJson)],
-      ["wh: exact-numbers check", over(texts, inexactNumberProblem)],
+      ["wh: parseJsonNumbers (one scan + JSON.parse)", over(texts, parseJsonNumbers)],
+      ["wh: exact-numbers check (texts the scan flags)", over(flagged, inexactNumberProblem)],
       ["wh: expandRequest (enrich, serialise, size)", over(bodies, expand)],
       ["wh: checkMessage (validate)", over(events, ({ event }) => checkMessage(event, stamps, "classic"))],
       ["wh: stored record", over(events, ({ event, text }) => storedText({ source: null, event }, text))],
       ["wh: spool append (write + fdatasync)", spool.step],
     ];
-    const results = [];
-    for (const [name, step] of figures) results.push([name, await perEvent(step)]);
+    for (const [, step] of figures) await step(); // warm-up, untimed
+    const rounds = figures.map(() => []);
+    for (let round = 0; round < ROUNDS; round += 1) for (const [index, [, step]] of figures.entries()) rounds[index].push(await perEvent(step));
     spool.close();
-    const sum = (prefix) => results.filter(([name]) => name.startsWith(prefix)).reduce((total, [, us]) => total + us, 0);
-    console.log(`  in-process split (bench/accept-split.js), ${REQUESTS} batches of ${BATCH}, µs CPU per event:`);
-    for (const [name, us] of results) console.log(`    ${name.padEnd(46)} ${us.toFixed(2).padStart(6)}`);
-    console.log(`    wh / bare: ${(sum("wh:") / sum("bare:")).toFixed(2)} (${sum("wh:").toFixed(2)} / ${sum("bare:").toFixed(2)})`);
+    /** Per round, the sum of the steps whose names start with `prefix`. */
+    const sums = (prefix) =>
+      Array.from({ length: ROUNDS }, (_, round) => figures.reduce((total, [name], index) => total + (name.startsWith(prefix) ? rounds[index][round] : 0), 0));
+    const ratios = sums("wh:").map((wh, round) => wh / sums("bare:")[round]);
+    console.log(`  in-process split (bench/accept-split.js), ${REQUESTS} batches of ${BATCH}, µs CPU per event, medians of ${ROUNDS} rounds taking turns:`);
+    for (const [index, [name]] of figures.entries()) console.log(`    ${name.padEnd(46)} ${median(rounds[index]).toFixed(2).padStart(6)}`);
+    console.log(
+      `    wh / bare: ${median(ratios).toFixed(2)} (rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}; ${median(sums("wh:")).toFixed(2)} / ${median(sums("bare:")).toFixed(2)})`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

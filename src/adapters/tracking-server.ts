@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from "node:net";
 import { createGunzip, createInflate } from "node:zlib";
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
-import { parseJson } from "../core/message/parse-json.js";
+import { parseJsonNumbers } from "../core/message/parse-json.js";
 import { LoopTurns } from "./loop-turns.js";
 import { basicAuthWriteKey, settingsWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
 import { acceptsHost, hostKey } from "./own-host.js";
@@ -169,9 +169,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     return refuse(response, request, options, path, error.status, error.code, error.message);
   }
   await turns.next();
-  const parsed = parseJson(text);
+  const parsed = parseJsonNumbers(text);
   if (!parsed.ok) return refuse(response, request, options, path, 400, "invalid_json", `the body is not JSON: ${parsed.error}`);
-  const inexact = inexactNumberProblem(text);
+  const inexact = parsed.numbersToCheck ? inexactNumberProblem(text) : undefined;
   if (inexact !== undefined) return refuse(response, request, options, path, 400, "invalid_request", inexact);
   const result = await options.accept({
     path,

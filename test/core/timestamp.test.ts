@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeTimestamp } from "../../src/core/message/timestamp.js";
+import { canonicalMs, isoFromMs, normalizeTimestamp } from "../../src/core/message/timestamp.js";
 
 describe("normalizeTimestamp", () => {
   it.each([
@@ -61,5 +61,38 @@ describe("normalizeTimestamp on the canonical form", () => {
     "2026-11-21T23:59:60.000Z",
   ])("refuses %s, which looks canonical but names no real time", (input) => {
     expect(normalizeTimestamp(input)).toBeUndefined();
+  });
+});
+
+describe("isoFromMs and canonicalMs, accept's own toISOString and Date.parse", () => {
+  const edges = [
+    "1000-01-01T00:00:00.000Z",
+    "9999-12-31T23:59:59.999Z",
+    "1969-12-31T23:59:59.999Z",
+    "1970-01-01T00:00:00.000Z",
+    "1900-02-28T23:59:59.999Z",
+    "1900-03-01T00:00:00.000Z",
+    "2000-02-29T12:00:00.001Z",
+    "2100-03-01T00:00:00.000Z",
+    "2026-11-27T14:10:56.123Z",
+  ].map(Date.parse);
+
+  it("writes every instant as toISOString does, by the ms about the edges and across the years 1000 to 9999", () => {
+    const instants = [...edges.flatMap((ms) => [ms - 1, ms, ms + 1]), 0];
+    for (let ms = Date.UTC(1000, 0, 1); ms < Date.UTC(10_000, 0, 1); ms += 86_400_000 * 37 + 3_661_001) instants.push(ms);
+    // Outside the four-digit years, and a fraction of a ms: toISOString's own answer.
+    instants.push(Date.UTC(999, 11, 31, 23, 59, 59, 999), Date.UTC(10_000, 0, 1), -62_198_755_200_000, 1.5);
+    expect(instants.filter((ms) => isoFromMs(ms) !== new Date(ms).toISOString())).toEqual([]);
+  });
+
+  it("reads every canonical timestamp as Date.parse does, the years 0 to 99 too", () => {
+    const texts = [
+      ...edges.map((ms) => new Date(ms).toISOString()),
+      "0000-01-01T00:00:00.000Z",
+      "0050-06-15T12:34:56.789Z",
+      "0099-12-31T23:59:59.999Z",
+      "0100-01-01T00:00:00.000Z",
+    ];
+    for (const text of texts) expect(canonicalMs(text)).toBe(Date.parse(text));
   });
 });

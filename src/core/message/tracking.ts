@@ -1,7 +1,7 @@
 import { MAX_BATCH_MESSAGES } from "../batch.js";
 import { sizeError } from "./rules.js";
 import { isJsonObject } from "./parse-json.js";
-import { normalizeTimestamp } from "./timestamp.js";
+import { canonicalMs, isoFromMs, normalizeTimestamp } from "./timestamp.js";
 import type { MessageStamps } from "./prepare.js";
 
 /**
@@ -125,7 +125,9 @@ export function expandRequest(call: string, body: unknown, context: AcceptContex
   const times = requestTimes(shared, context.receivedAt);
   const events: ExpandedEvent[] = [];
   const rejected: RejectedEvent[] = [];
-  for (const [index, item] of raw.entries()) {
+  // An index, not entries(): the [index, item] pair it made for each event was garbage, 200 bytes an event.
+  for (let index = 0; index < raw.length; index += 1) {
+    const item = raw[index];
     if (!isJsonObject(item)) {
       rejected.push({ index, messageId: undefined, reason: "not_an_object", error: "an event must be a JSON object", sent: item });
       continue;
@@ -172,24 +174,33 @@ const REPLACED = ["writeKey", "receivedAt", "originalTimestamp"] as const;
  */
 const NULLS_SHRINK = 8;
 
-/** What every event of one request shares, worked out once: its receipt time, and the batch's sentAt normalised. */
+/** What every event of one request shares, worked out once: its receipt time, and the batch's sentAt normalised and read. */
 interface RequestTimes {
   received: string;
+  receivedMs: number;
   /** normalizeTimestamp, answered from memory for the batch's own sentAt. */
   normalized(text: string): string | undefined;
+  /** canonicalMs of a sentAt that `normalized` returned, answered from memory for the batch's own. */
+  sentAtMs(normalized: string): number;
 }
 
 function requestTimes(batch: Record<string, unknown>, receivedAt: Date): RequestTimes {
   const batchSentAt = batch.sentAt;
   const batchNormalized = typeof batchSentAt === "string" ? normalizeTimestamp(batchSentAt) : undefined;
-  return { received: receivedAt.toISOString(), normalized: (text) => (text === batchSentAt ? batchNormalized : normalizeTimestamp(text)) };
+  const batchMs = batchNormalized === undefined ? Number.NaN : canonicalMs(batchNormalized);
+  return {
+    received: receivedAt.toISOString(),
+    receivedMs: receivedAt.getTime(),
+    normalized: (text) => (text === batchSentAt ? batchNormalized : normalizeTimestamp(text)),
+    sentAtMs: (normalized) => (normalized === batchNormalized ? batchMs : canonicalMs(normalized)),
+  };
 }
 
 function enrich(
   item: Record<string, unknown>,
   batch: Record<string, unknown>,
-  { receivedAt, ip, stamps }: AcceptContext,
-  { received, normalized }: RequestTimes,
+  { ip, stamps }: AcceptContext,
+  { received, receivedMs, normalized, sentAtMs }: RequestTimes,
 ): Record<string, unknown> | string {
   const { writeKey: _writeKey, ...event } = item;
   const context = mergeObjects(batch.context, event.context);
@@ -210,7 +221,7 @@ function enrich(
     event.originalTimestamp = event.timestamp;
     const sentAt = typeof sentAtText === "string" ? normalized(sentAtText) : undefined;
     if (sentAtText != null && sentAt === undefined) return `sentAt ${JSON.stringify(sentAtText)} is not an ISO 8601 date-time`;
-    event.timestamp = sentAt === undefined ? original : new Date(receivedAt.getTime() - (Date.parse(sentAt) - Date.parse(original))).toISOString();
+    event.timestamp = sentAt === undefined ? original : isoFromMs(receivedMs - (sentAtMs(sentAt) - canonicalMs(original)));
     if (sentAt !== undefined) event.sentAt = sentAtText;
   } else {
     event.timestamp = received;
