@@ -26,7 +26,9 @@ export async function replayOnWorkers(
   // The worker threads run the bundled CLI, main.cjs, beside this file once bundled (scripts/bundle-cli.mjs).
   const entry = new URL("./main.cjs", import.meta.url);
   const { concurrency } = flags;
-  const threads = Array.from({ length: count }, (_, index) =>
+  const shards = flags.shard?.count ?? 1;
+  const { select } = selection;
+  const start = (index: number, written: SharedArrayBuffer): Worker =>
     startReplayWorker(entry, {
       flags,
       env: io.env,
@@ -36,11 +38,9 @@ export async function replayOnWorkers(
       everyOutcome: output.json,
       hangingAfterMs: hangingAfter(output, destination.timeoutMs),
       graceMs: io.timings?.graceMs,
-    }),
-  );
-  const shards = flags.shard?.count ?? 1;
-  const { select } = selection;
-  const run = new ReplayOnWorkers(threads, {
+      written,
+    });
+  const run = new ReplayOnWorkers(count, start, {
     ...common,
     // Of n·count shards, those of this run's shard (i, i+n, …): the shard's users split by the same hash.
     workerOf: (line) => (select !== undefined && !select(line) ? undefined : Math.floor(shardOfLine(line.text, line.number, shards * count) / shards)),
@@ -67,6 +67,8 @@ export interface ReplayWorkerData {
   everyOutcome: boolean;
   hangingAfterMs: number;
   graceMs: number | undefined;
+  /** Where the main thread says it has made this worker's writes (WorkerSide.write). */
+  written: SharedArrayBuffer;
 }
 
 /**

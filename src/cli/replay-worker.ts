@@ -16,7 +16,7 @@ export async function runReplayWorker(): Promise<void> {
   if (isMainThread || parentPort === null) throw new Error("a replay worker runs in a worker thread of wh replay");
   const data = workerData as ReplayWorkerData;
   const { flags } = data;
-  const side = new WorkerSide(parentPort as unknown as ParentPort, data.everyOutcome, data.hangingAfterMs);
+  const side = new WorkerSide(parentPort as unknown as ParentPort, data.written, data.everyOutcome, data.hangingAfterMs);
   const settings = await resolveDeliverySettings(flags, data.env, data.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new Error("a replay worker found no destination");

@@ -3,7 +3,7 @@ import type { InputLine } from "../adapters/line-reader.js";
 import type { SkipKind } from "../core/message/skip.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog } from "./delivery-job.js";
 import type { RunOptions, RunProgress, RunSummary } from "./run-deliveries.js";
-import type { ParentPort, RelayedOutcome, ToWorker, WorkerProgress } from "./worker-protocol.js";
+import type { FromWorker, ParentPort, RelayedOutcome, ToWorker, WorkerProgress } from "./worker-protocol.js";
 
 /**
  * A worker's side of the run: the lines the parent hands it (each batch taken says so, making
@@ -18,13 +18,18 @@ export class WorkerSide {
   private wake: (() => void) | undefined;
   private outcomes: RelayedOutcome[] = [];
   private retryNow: () => number = () => 0;
+  private writes = 0;
+  /** The last write the parent has made (one Int32 over a SharedArrayBuffer), which write() waits for. */
+  private readonly written: Int32Array;
 
   constructor(
     private readonly port: ParentPort,
+    written: SharedArrayBuffer,
     private readonly everyOutcome: boolean,
     /** How long a request is on the wire before the progress counts it as hanging. */
     private readonly hangingAfterMs: number,
   ) {
+    this.written = new Int32Array(written);
     port.on("message", (message) => this.receive(message));
   }
 
@@ -47,14 +52,13 @@ export class WorkerSide {
 
   /** The run's options that report to the parent (runDeliveries'). */
   runOptions(): Pick<RunOptions, "journal" | "deadLetter" | "signal" | "stopInput" | "onOutcome" | "startProgress"> {
-    const { port } = this;
     let marks: [number, FinishedOutcome, SkipKind | undefined][] = [];
     let records: string[] = [];
     let written = 0;
     const journal: FinishedLog = {
       markFinished: (number, _original, outcome, skip) => void marks.push([number, outcome, skip]),
       flush: () => {
-        if (marks.length > 0) port.postMessage({ t: "journal", marks });
+        if (marks.length > 0) this.write({ t: "journal", marks, seq: this.nextWrite() });
         marks = [];
       },
       broken: undefined,
@@ -63,7 +67,7 @@ export class WorkerSide {
       append: (record) => void records.push(record),
       flush: () => {
         written += records.length;
-        if (records.length > 0) port.postMessage({ t: "dead-letters", records });
+        if (records.length > 0) this.write({ t: "dead-letters", records, seq: this.nextWrite() });
         records = [];
       },
       get count() {
@@ -79,7 +83,7 @@ export class WorkerSide {
         if (this.everyOutcome || outcome === "invalid" || outcome === "failed") this.relay({ job: withoutBody(job), outcome, report, reason });
       },
       startProgress: (progress) => {
-        const post = (): void => port.postMessage({ t: "progress", progress: workerProgress(progress(), this.hangingAfterMs) });
+        const post = (): void => this.port.postMessage({ t: "progress", progress: workerProgress(progress(), this.hangingAfterMs) });
         const timer = setInterval(post, PROGRESS_EVERY_MS);
         return {
           stop: () => {
@@ -95,6 +99,21 @@ export class WorkerSide {
   done(summary: RunSummary): void {
     this.flushOutcomes();
     this.port.postMessage({ t: "done", summary });
+  }
+
+  private nextWrite(): number {
+    this.writes += 1;
+    return this.writes;
+  }
+
+  /**
+   * Has the parent write to the run's files, and waits until it has (Atomics.wait: this thread
+   * stops meanwhile), as a write to the file would: a delivery's slot is taken again only once its
+   * line is journaled, so after a kill -9 no more was sent unjournaled than one thread would have.
+   */
+  private write(message: Extract<FromWorker, { seq: number }>): void {
+    this.port.postMessage(message);
+    for (let seen = Atomics.load(this.written, 0); seen < message.seq; seen = Atomics.load(this.written, 0)) Atomics.wait(this.written, 0, seen);
   }
 
   private receive(message: ToWorker): void {

@@ -42,14 +42,23 @@ export class ReplayOnWorkers {
   private dispatched = false;
   private failure: ((error: Error) => void) | undefined;
 
+  private readonly workers: Worker[];
+  /** Per worker, the last of its writes made (see WorkerSide.write). */
+  private readonly written: Int32Array[];
+
   constructor(
-    private readonly workers: Worker[],
+    count: number,
+    /** Starts worker `index`, giving it the buffer through which it learns its writes were made. */
+    start: (index: number, written: SharedArrayBuffer) => Worker,
     private readonly options: WorkersRunOptions,
   ) {
-    this.untaken = workers.map(() => 0);
-    this.progress = workers.map(() => undefined);
-    this.summaries = workers.map(() => undefined);
-    this.retried = workers.map(() => []);
+    const buffers = Array.from({ length: count }, () => new SharedArrayBuffer(4));
+    this.written = buffers.map((buffer) => new Int32Array(buffer));
+    this.workers = buffers.map((buffer, index) => start(index, buffer));
+    this.untaken = this.workers.map(() => 0);
+    this.progress = this.workers.map(() => undefined);
+    this.summaries = this.workers.map(() => undefined);
+    this.retried = this.workers.map(() => []);
   }
 
   async run(lines: AsyncIterable<InputLine[]>): Promise<RunSummary> {
@@ -137,9 +146,11 @@ export class ReplayOnWorkers {
         return;
       case "journal":
         this.journal(message.marks);
+        this.wrote(index, message.seq);
         return;
       case "dead-letters":
         this.deadLetters(message.records);
+        this.wrote(index, message.seq);
         return;
       case "outcomes":
         for (const { job, outcome, report, reason } of message.outcomes) this.options.onOutcome?.(job, outcome, report, reason);
@@ -157,6 +168,13 @@ export class ReplayOnWorkers {
         if (!this.dispatched || message.summary.stoppedByFailures !== undefined) this.stop();
         return;
     }
+  }
+
+  /** Lets worker `index` go on: its write `seq` is made (or, after a write error, will never be). */
+  private wrote(index: number, seq: number): void {
+    const written = this.written[index] as Int32Array;
+    Atomics.store(written, 0, seq);
+    Atomics.notify(written, 0);
   }
 
   /** Journals a worker's finished lines; after a write error, nothing more is recorded (it is sent again on resume). */

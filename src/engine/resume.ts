@@ -10,7 +10,13 @@ import { UsageError } from "../core/errors.js";
  * in between that were not finished (those in flight at the crash) are held until then, and are
  * few: at most what the run held in its pool.
  */
-export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, finished: FinishedLines, inputName: string): AsyncGenerator<InputLine[]> {
+export async function* skipFinishedLines(
+  batches: AsyncIterable<InputLine[]>,
+  finished: FinishedLines,
+  inputName: string,
+  /** Whether the input was cut short on purpose (Ctrl-C while checking): the lines not reached then are no change. */
+  cut: () => boolean = () => false,
+): AsyncGenerator<InputLine[]> {
   const { lines, hashes } = finished;
   let cursor = 0;
   let held: InputLine[] = [];
@@ -39,7 +45,7 @@ export async function* skipFinishedLines(batches: AsyncIterable<InputLine[]>, fi
       held = [];
     }
   }
-  if (cursor < lines.length) {
+  if (cursor < lines.length && !cut()) {
     throw new UsageError(
       `--resume: the journal records line ${lines[cursor]} of ${inputName} as finished, but the input has ${lastNumber} lines: it changed since the run began; nothing was sent`,
       {

@@ -70,7 +70,9 @@ export class RunFiles {
   /** The input's lines, hashed as they are read, without those an earlier part finished. */
   lines(stream: Readable, counter?: { bytes: number }): AsyncIterable<InputLine[]> {
     const counted = this.count(requireNdjson(readLineBatches(stream, { digest: this.digest, counter }), this.options.inputName));
-    return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName) : counted;
+    // A stream destroyed before its end was stopped by the run (Ctrl-C), not cut short by a change.
+    const cut = (): boolean => stream.destroyed && !stream.readableEnded;
+    return this.state.kind === "partial" ? skipFinishedLines(counted, this.state.finished, this.options.inputName, cut) : counted;
   }
 
   /** With a journal of a run that ended: reads the input through, and refuses it if it changed. */

@@ -33,13 +33,14 @@ export interface RelayedOutcome {
 /**
  * What a worker tells the parent, in the order it happened: a batch of lines taken (room for
  * another), finished lines to journal, dead letters to write (each flush of its recorder, so a
- * line is journaled only after its record), outcomes to show, its progress, how many deliveries
+ * line is journaled only after its record; `seq` numbers the worker's writes: it waits until the
+ * parent says it made each), outcomes to show, its progress, how many deliveries
  * a "retry now" cut short, and its summary when it has ended.
  */
 export type FromWorker =
   | { t: "took" }
-  | { t: "journal"; marks: [number, FinishedOutcome, SkipKind | undefined][] }
-  | { t: "dead-letters"; records: string[] }
+  | { t: "journal"; marks: [number, FinishedOutcome, SkipKind | undefined][]; seq: number }
+  | { t: "dead-letters"; records: string[]; seq: number }
   | { t: "outcomes"; outcomes: RelayedOutcome[] }
   | { t: "progress"; progress: WorkerProgress }
   | { t: "retried"; count: number }
