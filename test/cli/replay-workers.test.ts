@@ -133,6 +133,29 @@ describe("wh replay --workers", () => {
     expect(records.at(-1)).toMatchObject({ summary: true, delivered: 400, invalid: 1, unfinished: 0 });
   });
 
+  it("--max-failures: the first worker to reach it stops the run, and the others stop with it (exit 1, resumable)", async () => {
+    const { dir } = await eventsFile(3_000, 50);
+    const receiver = await server({ replies: () => 404 });
+
+    const result = await runSigned(
+      ["replay", "events.ndjson", "--url", `${receiver.url}/wrong`, "--workers", "2", "--concurrency", "8"],
+      { cwd: dir },
+      spawnWh,
+    );
+
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(
+      /stopped after 100 identical failures in a row \(http:\/\/\S+\/wrong → HTTP 404\): the rest was not sent; check the URL's path/,
+    );
+    // The stopping worker's 100, the other's own few, and what was in flight: far from the 3,000.
+    expect(receiver.requests.length).toBeLessThan(300);
+    const failed = await readNdjson(join(dir, "events.ndjson.failed.ndjson"));
+    expect(failed).toHaveLength(receiver.requests.length);
+    const journal = (await readFile(join(dir, "events.ndjson.wh-journal"), "utf8")).trim().split("\n");
+    // Unfinished: each failed line journaled, nothing else.
+    expect(journal).toHaveLength(1 + failed.length);
+  });
+
   it.each([["0"], ["-1"], ["abc"], ["257"], ["1.5"]])("refuses --workers %s with a usage error (exit 2), sending nothing", async (value) => {
     const { dir } = await eventsFile(5, 2);
     const receiver = await server();
