@@ -1,4 +1,5 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { shardOfLine } from "../../src/core/shard.js";
@@ -154,6 +155,22 @@ describe("wh replay --workers", () => {
     const journal = (await readFile(join(dir, "events.ndjson.wh-journal"), "utf8")).trim().split("\n");
     // Unfinished: each failed line journaled, nothing else.
     expect(journal).toHaveLength(1 + failed.length);
+  });
+
+  it("runs one worker per core by default, and one for a file under 1 MiB (threads cost more to start than so few events take)", async () => {
+    const small = await eventsFile(200, 7);
+    const large = await eventsFile(8_000, 97);
+    const receiver = await server();
+    const workersOf = async (dir: string): Promise<unknown> => {
+      const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--json"], { cwd: dir }, spawnWh);
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { workers: unknown }).workers;
+    };
+
+    expect((await stat(join(large.dir, "events.ndjson"))).size).toBeGreaterThan(1024 * 1024);
+    expect(await workersOf(small.dir)).toBe(1);
+    // Never more than --concurrency (32 by default).
+    expect(await workersOf(large.dir)).toBe(Math.min(availableParallelism(), 32));
   });
 
   it.each([["0"], ["-1"], ["abc"], ["257"], ["1.5"]])("refuses --workers %s with a usage error (exit 2), sending nothing", async (value) => {

@@ -38,9 +38,17 @@ export async function runReplay(
   io: CliIo,
   given: Record<string, unknown> = { ...flags },
 ): Promise<number> {
-  const workers = workerCount(flags, io);
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
+  // Before the input is opened (which names a missing file): a usage error leaves nothing open.
+  // A regular file's size only: a pipe's (process substitution, a FIFO) says nothing of its length.
+  const size = fromStdin
+    ? undefined
+    : await stat(input).then(
+        (stats) => (stats.isFile() ? stats.size : undefined),
+        () => undefined,
+      );
+  const workers = workerCount(flags, io, size);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
@@ -77,7 +85,6 @@ export async function runReplay(
 
   const rendering = renderRun(output, destination, dryRun ? namesSkips(output) : undefined, flags.verbose === true);
   const read = { bytes: 0 };
-  const size = fromStdin ? undefined : (await stat(input)).size;
   const lines = files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName);
   const common = {
     fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
@@ -103,7 +110,15 @@ export async function runReplay(
   if (ranToTheEnd(summary, io.signal.aborted) && files?.state.kind !== "partial")
     for (const id of selection.unseen())
       output.warn(output.err.yellow(`--message-id ${JSON.stringify(id)}: no event of ${inputName} has it; nothing sent for it`));
-  return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
+  return reportReplay(output, summary, {
+    deadLetters,
+    notes: rendering.notes(),
+    interrupted: io.signal.aborted,
+    resumeHint,
+    journalPath,
+    cwd: io.cwd,
+    workers,
+  });
 }
 
 /** Runs the replay in this thread: today's one worker. */
@@ -235,9 +250,10 @@ function reportReplay(
     resumeHint,
     journalPath,
     cwd,
-  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string; cwd: string },
+    workers,
+  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string; cwd: string; workers: number },
 ): number {
-  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [
+  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted, workers }, [
     ...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]),
     ...notes,
   ]);
