@@ -53,22 +53,26 @@ export class WorkerSide {
   /** The run's options that report to the parent (runDeliveries'). */
   runOptions(): Pick<RunOptions, "journal" | "deadLetter" | "signal" | "stopInput" | "onOutcome" | "startProgress"> {
     let marks: [number, FinishedOutcome, SkipKind | undefined][] = [];
-    let records: string[] = [];
+    // Appended, then flushed: a flush's records go with the journal flush that follows it (the
+    // recorder marks their lines in between), so the parent writes both together, as one recorder.
+    let appended: string[] = [];
+    let flushed: string[] = [];
     let written = 0;
     const journal: FinishedLog = {
       markFinished: (number, _original, outcome, skip) => void marks.push([number, outcome, skip]),
       flush: () => {
-        if (marks.length > 0) this.write({ t: "journal", marks, seq: this.nextWrite() });
+        if (marks.length > 0 || flushed.length > 0) this.write({ t: "journal", marks, records: flushed, seq: this.nextWrite() });
         marks = [];
+        flushed = [];
       },
       broken: undefined,
     };
     const deadLetter: DeadLetterLog = {
-      append: (record) => void records.push(record),
+      append: (record) => void appended.push(record),
       flush: () => {
-        written += records.length;
-        if (records.length > 0) this.write({ t: "dead-letters", records, seq: this.nextWrite() });
-        records = [];
+        written += appended.length;
+        flushed.push(...appended);
+        appended = [];
       },
       get count() {
         return written;

@@ -5,10 +5,9 @@ import type { InputLine } from "../adapters/line-reader.js";
 import { OutputWriteError } from "../core/errors.js";
 import type { SkipKind } from "../core/message/skip.js";
 import type { InFlight } from "./attempts-in-flight.js";
-import type { DeadLetterLog, FinishedLog } from "./delivery-job.js";
 import type { WaitReason } from "./retry-waits.js";
 import type { RunOptions, RunProgress, RunSummary } from "./run-deliveries.js";
-import type { RunCounts } from "./run-recorder.js";
+import { type RunCounts, recordDeadLetters } from "./run-recorder.js";
 import type { FromWorker, ToWorker, WorkerProgress } from "./worker-protocol.js";
 
 /** Batches of lines given to a worker and not yet taken by its run: enough to keep it busy while the parent reads. */
@@ -145,11 +144,7 @@ export class ReplayOnWorkers {
         this.roomMade = undefined;
         return;
       case "journal":
-        this.journal(message.marks);
-        this.wrote(index, message.seq);
-        return;
-      case "dead-letters":
-        this.deadLetters(message.records);
+        this.record(message.marks, message.records);
         this.wrote(index, message.seq);
         return;
       case "outcomes":
@@ -177,33 +172,36 @@ export class ReplayOnWorkers {
     Atomics.notify(written, 0);
   }
 
-  /** Journals a worker's finished lines; after a write error, nothing more is recorded (it is sent again on resume). */
-  private journal(marks: [number, FinishedOutcome, SkipKind | undefined][]): void {
-    const { journal } = this.options;
+  /**
+   * Writes a worker's dead letters, then journals its finished lines (those of the dead letters
+   * last), as its recorder would: a line whose record was not written whole is not journaled, and
+   * a record whose line could not be journaled is taken out again. After a write error nothing
+   * more is recorded: it is all sent again on resume.
+   */
+  private record(marks: [number, FinishedOutcome, SkipKind | undefined][], records: string[]): void {
+    const { journal, deadLetter } = this.options;
     if (journal === undefined || this.writeError !== undefined) return;
-    for (const [number, outcome, skip] of marks) {
+    const mark = ([number, outcome, skip]: [number, FinishedOutcome, SkipKind | undefined]): void => {
       journal.markFinished(number, this.pending.get(number) ?? "", outcome, skip);
       this.pending.delete(number);
-    }
-    this.write(journal);
-  }
-
-  /** Writes a worker's dead letters, whole, before the journal records their lines (the worker's next message). */
-  private deadLetters(records: string[]): void {
-    const { deadLetter } = this.options;
-    if (deadLetter === undefined || this.writeError !== undefined) return;
-    for (const record of records) deadLetter.append(record);
-    this.write(deadLetter);
-  }
-
-  private write(log: FinishedLog | DeadLetterLog): void {
-    try {
-      log.flush();
-    } catch (error) {
+    };
+    const failed = (error: unknown): void => {
       if (!(error instanceof OutputWriteError)) throw error;
-      this.writeError = error;
+      this.writeError ??= error;
       this.stop();
+    };
+    if (deadLetter === undefined || records.length === 0) {
+      for (const each of marks) mark(each);
+      try {
+        journal.flush();
+      } catch (error) {
+        failed(error);
+      }
+      return;
     }
+    const others = marks.length - records.length;
+    for (const record of records) deadLetter.append(record);
+    recordDeadLetters(deadLetter, journal, (whole) => marks.slice(0, others + whole).forEach(mark), failed);
   }
 
   /** Stops reading and every worker, as the first Ctrl-C stops a run: deliveries in flight may finish. */

@@ -32,15 +32,15 @@ export interface RelayedOutcome {
 
 /**
  * What a worker tells the parent, in the order it happened: a batch of lines taken (room for
- * another), finished lines to journal, dead letters to write (each flush of its recorder, so a
- * line is journaled only after its record; `seq` numbers the worker's writes: it waits until the
- * parent says it made each), outcomes to show, its progress, how many deliveries
+ * another), finished lines to journal with the dead letters of some (each journal flush of its
+ * recorder; `seq` numbers the worker's writes: it waits until the parent says it made each),
+ * outcomes to show, its progress, how many deliveries
  * a "retry now" cut short, and its summary when it has ended.
  */
 export type FromWorker =
   | { t: "took" }
-  | { t: "journal"; marks: [number, FinishedOutcome, SkipKind | undefined][]; seq: number }
-  | { t: "dead-letters"; records: string[]; seq: number }
+  /** `records`: dead letters, each of a line among the last of `marks` (in order), written before them. */
+  | { t: "journal"; marks: [number, FinishedOutcome, SkipKind | undefined][]; records: string[]; seq: number }
   | { t: "outcomes"; outcomes: RelayedOutcome[] }
   | { t: "progress"; progress: WorkerProgress }
   | { t: "retried"; count: number }

@@ -1,9 +1,11 @@
+import { execFileSync } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { shardOfLine } from "../../src/core/shard.js";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 import { countByMessageId, manyEvents, messageIdOf, readNdjson, runSigned, spawnSigned } from "./replay-helpers.js";
 import { makeTempDir, removeTempDirs, spawnWh, type WhProcess } from "./run-wh.js";
 
@@ -171,6 +173,47 @@ describe("wh replay --workers", () => {
     expect(await workersOf(small.dir)).toBe(1);
     // Never more than --concurrency (32 by default).
     expect(await workersOf(large.dir)).toBe(Math.min(availableParallelism(), 32));
+  });
+
+  it("with the journal's disk full after dead letters were written: the journal and the dead letters agree (exit 74), and --resume dead-letters each failed line once", async (context) => {
+    // Two pages of tmpfs, one the journal's lock's: its header and about 150 records fit.
+    const disk = mountTmpfs(8 * 1024);
+    if (typeof disk === "string") return context.skip(disk);
+    try {
+      const { dir, events } = await eventsFile(600, 20);
+      const refusing = await server({ replies: [400] });
+      const deadLetter = join(dir, "failed.ndjson");
+      const args = [
+        "replay",
+        "events.ndjson",
+        "--url",
+        refusing.url,
+        "--workers",
+        "2",
+        "--max-failures",
+        "0",
+        "--journal",
+        join(disk.dir, "events.wh-journal"),
+      ];
+
+      const first = await runSigned([...args, "--dead-letter", deadLetter], { cwd: dir }, spawnWh);
+
+      expect(first.code, first.stderr).toBe(74);
+      expect(first.stderr).toMatch(/could not write --journal .*: no space left on device/);
+      const journaled = (await readFile(join(disk.dir, "events.wh-journal"), "utf8")).trim().split("\n").slice(1);
+      const lettered = (await readNdjson(deadLetter)).map((record) => Number(record.line));
+      expect(lettered.length).toBeGreaterThan(0);
+      // A line has its dead letter exactly when the journal records it finished.
+      expect(lettered.sort((a, b) => a - b)).toEqual(journaled.map((record) => Number(record.split(" ")[0])).sort((a, b) => a - b));
+
+      execFileSync("mount", ["-o", "remount,size=1m", disk.dir]);
+      const resumed = await runSigned([...args, "--dead-letter", deadLetter, "--resume"], { cwd: dir }, spawnWh);
+      expect(resumed.code, resumed.stderr).toBe(1);
+      const lines = (await readNdjson(deadLetter)).map((record) => Number(record.line));
+      expect(lines.sort((a, b) => a - b)).toEqual(events.map((_, index) => index + 1));
+    } finally {
+      disk.unmount();
+    }
   });
 
   it.each([["0"], ["-1"], ["abc"], ["257"], ["1.5"]])("refuses --workers %s with a usage error (exit 2), sending nothing", async (value) => {
