@@ -11,6 +11,8 @@ console.log("\n== wh serve dead-letters list, list --json and replay: peak RSS a
 await import("./dead-letters.js");
 console.log("\n== replay throughput and memory");
 await import("./replay.js");
+console.log("\n== replay on every core: --workers 1 beside --workers 2, autocannon's workers 1 and 2 on the same receiver");
+await import("./replay-workers.js");
 console.log("\n== replay of 50,000 events to a 404 path (--max-failures)");
 await import("./fail-fast.js");
 console.log("\n== wh samples generate: peak RSS from 10,000 to 1,000,000 events, beside a bare loop writing as many lines");

@@ -1,4 +1,5 @@
 import { type CliIo, RetryNowRequests } from "./io.js";
+import { REPLAY_WORKER_ARGUMENT } from "./replay-worker-argument.js";
 import { runMain } from "./run-main.js";
 import { TurnWriter } from "./turn-writer.js";
 
@@ -68,5 +69,7 @@ async function main(): Promise<void> {
 }
 
 // Not a top-level await: the CLI is bundled as CommonJS (scripts/bundle-cli.mjs). runMain settles
-// every outcome itself; Node keeps running until the command's work is done.
-void main();
+// every outcome itself; Node keeps running until the command's work is done. A worker thread of
+// `wh replay --workers` runs this same file (its modules, its lazily loaded files) as a worker.
+if (process.argv[2] === REPLAY_WORKER_ARGUMENT) void import("./replay-worker.js").then((worker) => worker.runReplayWorker());
+else void main();

@@ -13,10 +13,18 @@ export function retryNowLine(retried: number): string {
  * with one line saying how many. Nothing to listen for without deliveries (a dry run). `stop`
  * once the deliveries have ended: the terminal is given back as it was.
  */
-export function listenForRetryNow(io: CliIo, output: Output, readsStdin: boolean, deliveries: { retryNow(): number } | undefined): { stop(): void } {
+export function listenForRetryNow(
+  io: CliIo,
+  output: Output,
+  readsStdin: boolean,
+  /** A promise when the deliveries are other threads' (replay --workers). */
+  deliveries: { retryNow(): number | Promise<number> } | undefined,
+): { stop(): void } {
   if (deliveries === undefined) return { stop: () => undefined };
   const retry = (): void => {
-    output.log(retryNowLine(deliveries.retryNow()));
+    const retried = deliveries.retryNow();
+    if (typeof retried === "number") output.log(retryNowLine(retried));
+    else void retried.then((count) => output.log(retryNowLine(count)));
   };
   const unlisten = io.retryNow?.listen(retry);
   const keys = readKeys(io, readsStdin, { r: retry });

@@ -8,15 +8,22 @@ const PROGRESS_EVERY_MS = 5_000;
 const HANGING_AFTER_MS = 5_000;
 
 /**
+ * How long a request is on the wire before the progress line says it hangs: 5 s, or half the
+ * attempt's timeout when that is shorter: with the classic 5 s timeout no request lives past 5 s
+ * (it times out and waits to retry), and a hanging receiver must show.
+ */
+export function hangingAfter(output: Output, timeoutMs: number): number {
+  return output.timings.hangingAfterMs ?? Math.min(HANGING_AFTER_MS, timeoutMs / 2);
+}
+
+/**
  * A spinner with the counts on a TTY; off a TTY, a line on stderr every few seconds at most. It
  * uses the summary's words, and says why deliveries wait (each URL's last answer or error, when
  * its retries end, and that Ctrl-C stops).
  */
 export function startProgress(output: Output, progress: () => RunProgress, timeoutMs: number): { stop(): void } {
   if (output.quiet) return { stop: () => undefined };
-  // 5 s, or half the attempt's timeout when that is shorter: with the classic 5 s timeout no
-  // request lives past 5 s (it times out and waits to retry), and a hanging receiver must show.
-  const hangingAfterMs = output.timings.hangingAfterMs ?? Math.min(HANGING_AFTER_MS, timeoutMs / 2);
+  const hangingAfterMs = hangingAfter(output, timeoutMs);
   const describe = (): string => describeProgress(progress(), hangingAfterMs, Date.now(), output.keyHints("Ctrl-C stops, resumable"));
   const interactive = output.interactive;
   const timer = setInterval(

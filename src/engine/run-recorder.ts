@@ -124,30 +124,14 @@ export class RunRecorder {
   private recordDeadLetters(pending: readonly { job: DeliveryJob; outcome: "invalid" | "failed" }[]): number {
     const { journal, deadLetter } = this.options;
     if (deadLetter === undefined) return 0;
-    const before = deadLetter.count;
-    try {
-      deadLetter.flush();
-    } catch (error) {
-      this.recordWriteError(error);
-    }
-    // Only the lines whose records were written whole (all of them, unless the disk refused).
-    const whole = deadLetter.count - before;
-    const journaledBefore = journal?.count;
-    for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
-    if (!this.flushJournal() && journaledBefore !== undefined) {
-      const journaled = Math.max(0, (journal?.count ?? journaledBefore) - journaledBefore);
-      this.takeBack(deadLetter, whole - journaled);
-      return journaled;
-    }
-    return whole;
-  }
-
-  private takeBack(deadLetter: DeadLetterLog, count: number): void {
-    try {
-      deadLetter.takeBack?.(count);
-    } catch (error) {
-      this.recordWriteError(error);
-    }
+    return recordDeadLetters(
+      deadLetter,
+      journal,
+      (whole) => {
+        for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
+      },
+      (error) => this.recordWriteError(error),
+    );
   }
 
   /** Whether the journal wrote all that was marked. */
@@ -174,6 +158,45 @@ export class RunRecorder {
       (this.options.journal?.broken === undefined && (outcome === "delivered" || outcome === "skipped" || outcome === "dry-run"))
     );
   }
+}
+
+/**
+ * Writes the dead letters appended to `deadLetter`, then journals (`mark`) the first `whole` of
+ * their lines: those whose records were written whole (all of them, unless the disk refused). A
+ * record whose line the journal could not take is taken out of the file again: --resume sends
+ * its line again, and would dead-letter it a second time. Returns how many lines (in order) both
+ * files hold; write errors go to `failed`. A run's recorder, and replay's main thread for its
+ * workers' records (engine/replay-workers.ts).
+ */
+export function recordDeadLetters(
+  deadLetter: DeadLetterLog,
+  journal: FinishedLog | undefined,
+  mark: (whole: number) => void,
+  failed: (error: unknown) => void,
+): number {
+  const before = deadLetter.count;
+  try {
+    deadLetter.flush();
+  } catch (error) {
+    failed(error);
+  }
+  const whole = deadLetter.count - before;
+  const journaledBefore = journal?.count;
+  mark(whole);
+  try {
+    journal?.flush();
+  } catch (error) {
+    failed(error);
+    if (journaledBefore === undefined) return whole;
+    const journaled = Math.max(0, (journal?.count ?? journaledBefore) - journaledBefore);
+    try {
+      deadLetter.takeBack?.(whole - journaled);
+    } catch (takeBackError) {
+      failed(takeBackError);
+    }
+    return journaled;
+  }
+  return whole;
 }
 
 function sumCounts(counts: OutcomeCounts | undefined): number {

@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { readLineBatches } from "../../adapters/line-reader.js";
 import { openInputStream } from "../../adapters/read-input.js";
-import { type Destination, resolveDeliverySettings } from "../../config/resolve.js";
+import { type DeliverySettings, type Destination, resolveDeliverySettings } from "../../config/resolve.js";
 import { shellQuote } from "../../core/shell-quote.js";
 import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
@@ -24,10 +24,11 @@ import { replayFlags } from "../flags/tables.js";
 import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
 import { noteUnsigned, Output } from "../render.js";
 import { resumeCommand } from "../resume-hint.js";
+import { replayOnWorkers, workerCount } from "../replay-on-workers.js";
 import { listenForRetryNow } from "../retry-now.js";
 import { describeJournal, printCompleteRun, printRunSummary, renderRun, warnFailureStop, withHint } from "../run-report.js";
 
-type ReplayFlags = FlagValues<typeof replayFlags>;
+export type ReplayFlags = FlagValues<typeof replayFlags>;
 
 /** `wh replay <file|->`: streams NDJSON through the delivery engine, in order per user, losing nothing. */
 export async function runReplay(
@@ -37,9 +38,17 @@ export async function runReplay(
   io: CliIo,
   given: Record<string, unknown> = { ...flags },
 ): Promise<number> {
-  const options = { concurrency: flags.concurrency, ordered: flags.ordered === "user", ratePerSecond: flags.rate, maxFailures: flags.maxFailures };
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
+  // Before the input is opened (which names a missing file): a usage error leaves nothing open.
+  // A regular file's size only: a pipe's (process substitution, a FIFO) says nothing of its length.
+  const size = fromStdin
+    ? undefined
+    : await stat(input).then(
+        (stats) => (stats.isFile() ? stats.size : undefined),
+        () => undefined,
+      );
+  const workers = workerCount(flags, io, size);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
@@ -75,46 +84,79 @@ export async function runReplay(
   if (files?.state.kind === "complete") return await printCompleteRun(output, files, stream);
 
   const rendering = renderRun(output, destination, dryRun ? namesSkips(output) : undefined, flags.verbose === true);
-  const deliverer = dryRun ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
-  const stamps = commandStamps(io);
-  const retryNow = listenForRetryNow(io, output, fromStdin, deliverer);
+  const read = { bytes: 0 };
+  const lines = files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName);
+  const common = {
+    fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
+    ...rendering,
+    journal: files?.journal,
+    deadLetter: files?.deadLetter,
+    earlier: files?.earlier,
+    signal: io.signal,
+    // Reading may wait for a line that never comes (an open stdin): stopping ends the input.
+    stopInput: () => void stream.destroy(),
+  };
   let summary: RunSummary | undefined;
   try {
-    const read = { bytes: 0 };
-    const size = fromStdin ? undefined : (await stat(input)).size;
-    summary = await runDeliveries(
-      linesToJobs(
-        files?.lines(stream, read) ?? requireNdjson(readLineBatches(stream, { counter: read }), inputName),
-        linePreparer(destination, stamps, flags.exactBytes === true),
-        undefined,
-        selection.select,
-      ),
-      {
-        fractionRead: size === undefined || size === 0 ? undefined : () => read.bytes / size,
-        ...options,
-        batchSize: destination.batchSize,
-        ...rendering,
-        sender: deliverer?.to(destination),
-        journal: files?.journal,
-        deadLetter: files?.deadLetter,
-        earlier: files?.earlier,
-        signal: io.signal,
-        graceMs: io.timings?.graceMs,
-        // Reading may wait for a line that never comes (an open stdin): stopping ends the input.
-        stopInput: () => void stream.destroy(),
-      },
-    );
+    summary =
+      workers > 1
+        ? await replayOnWorkers(lines, workers, { flags, io, output, destination, selection, common, fromStdin })
+        : await replayHere(lines, { flags, io, output, settings, selection, common, fromStdin });
   } finally {
-    retryNow.stop();
     stream.destroy();
-    await deliverer?.close();
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
   }
   // A resumed run does not read the lines an earlier part finished: it cannot tell what is missing.
   if (ranToTheEnd(summary, io.signal.aborted) && files?.state.kind !== "partial")
     for (const id of selection.unseen())
       output.warn(output.err.yellow(`--message-id ${JSON.stringify(id)}: no event of ${inputName} has it; nothing sent for it`));
-  return reportReplay(output, summary, { deadLetters, notes: rendering.notes(), interrupted: io.signal.aborted, resumeHint, journalPath, cwd: io.cwd });
+  return reportReplay(output, summary, {
+    deadLetters,
+    notes: rendering.notes(),
+    interrupted: io.signal.aborted,
+    resumeHint,
+    journalPath,
+    cwd: io.cwd,
+    workers,
+  });
+}
+
+/** Runs the replay in this thread: today's one worker. */
+async function replayHere(
+  lines: AsyncIterable<InputLine[]>,
+  { flags, io, output, settings, selection, common, fromStdin }: RunParts & { settings: DeliverySettings; fromStdin: boolean },
+): Promise<RunSummary> {
+  const destination = settings.destinations[0] as Destination;
+  const deliverer =
+    flags.dryRun === true ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
+  const retryNow = listenForRetryNow(io, output, fromStdin, deliverer);
+  try {
+    return await runDeliveries(linesToJobs(lines, linePreparer(destination, commandStamps(io), flags.exactBytes === true), undefined, selection.select), {
+      ...common,
+      concurrency: flags.concurrency,
+      ordered: flags.ordered === "user",
+      ratePerSecond: flags.rate,
+      maxFailures: flags.maxFailures,
+      batchSize: destination.batchSize,
+      sender: deliverer?.to(destination),
+      graceMs: io.timings?.graceMs,
+    });
+  } finally {
+    retryNow.stop();
+    await deliverer?.close();
+  }
+}
+
+/** What both ways of running a replay are given. */
+export interface RunParts {
+  flags: ReplayFlags;
+  io: CliIo;
+  output: Output;
+  selection: ReturnType<typeof lineSelection>;
+  common: Pick<
+    RunOptions,
+    "fractionRead" | "onOutcome" | "onDryRun" | "startProgress" | "onDeliveryEvent" | "onRunEnd" | "journal" | "deadLetter" | "earlier" | "signal" | "stopInput"
+  >;
 }
 
 /** A dry run says which lines go nowhere (matched no subscription, or turned off by their integrations), between the requests it shows. */
@@ -125,7 +167,7 @@ function namesSkips(output: Output): RunOptions["onOutcome"] {
 }
 
 /** How replay prepares a line: shaped as the destination's mode sends it, then routed to its subscriptions when it has them. */
-function linePreparer(destination: Destination, stamps: MessageStamps, exactBytes: boolean): (text: string) => PrepareResult | Promise<PrepareResult> {
+export function linePreparer(destination: Destination, stamps: MessageStamps, exactBytes: boolean): (text: string) => PrepareResult | Promise<PrepareResult> {
   const options = { mode: destination.mode, exactBytes, filter: destination.filter };
   const routed = destination.subscriptions;
   return routed === undefined ? (text) => prepareLine(text, stamps, options) : (text) => routeMessage(prepareLine(text, stamps, options), routed);
@@ -135,7 +177,11 @@ function linePreparer(destination: Destination, stamps: MessageStamps, exactByte
  * The lines this run delivers: a shard's (--shard), the chosen events (--message-id, by the
  * messageId of the event each line holds), both, or all; and the chosen ids no line had.
  */
-function lineSelection(flags: ReplayFlags): { chosen: string[] | undefined; select: ((line: InputLine) => boolean) | undefined; unseen: () => string[] } {
+export function lineSelection(flags: ReplayFlags): {
+  chosen: string[] | undefined;
+  select: ((line: InputLine) => boolean) | undefined;
+  unseen: () => string[];
+} {
   const { shard } = flags;
   const chosen = flags.messageId === undefined ? undefined : [...new Set(flags.messageId)].sort();
   const seen = new Set<string>();
@@ -204,9 +250,10 @@ function reportReplay(
     resumeHint,
     journalPath,
     cwd,
-  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string; cwd: string },
+    workers,
+  }: { deadLetters: string | undefined; notes: string[]; interrupted: boolean; resumeHint: () => string; journalPath: string; cwd: string; workers: number },
 ): number {
-  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted }, [
+  printRunSummary(output, summary, { deadLetter: deadLetters ?? null, interrupted, workers }, [
     ...(deadLetters === undefined ? [] : [`dead letters: ${deadLetters}`]),
     ...notes,
   ]);

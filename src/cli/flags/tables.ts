@@ -1,6 +1,7 @@
 import { MAX_ACTIONS_BATCH_SIZE } from "../../core/batch.js";
 import { SIGNING_SCHEMES } from "../../core/standard-webhooks.js";
-import { duration, host, oneOf, rate, shard, wholeNumber } from "./parsers.js";
+import { duration, host, oneOf, rate, wholeNumber } from "./parsers.js";
+import { replayShard, replayWorkers } from "./replay-split-tables.js";
 import { sendSample } from "./samples-tables.js";
 import { flag, flagTable } from "./spec.js";
 
@@ -182,12 +183,8 @@ export const replayFlags = flagTable({
   deadLetter: flag({ ...deadLetter, description: "where invalid lines and failed events go (default: <file>.failed.ndjson, wh-failed.ndjson for stdin)" }),
   journal: flag({ ...journal, description: "where finished lines are recorded (default: <file>.wh-journal, wh-stdin.wh-journal for stdin)" }),
   resume,
-  shard: flag({
-    syntax: "--shard <i/n>",
-    description: "deliver only the lines whose user hashes to shard i of n (0-based): n processes together deliver every line once",
-    parse: shard,
-    resume: true,
-  }),
+  shard: replayShard,
+  workers: replayWorkers,
   messageId: flag({
     syntax: "--message-id <id>",
     description:
