@@ -34,7 +34,8 @@ const SWEEP_MS = 5_000;
  * promoted replica, where a later owner may have taken the partition, swept it and read past it
  * meanwhile. Unfenced, such a read (XREADGROUP ">") or claim moves events into the pending list of
  * a tenure that has ended, and the group's last id past them: the owner's next reads skip them, and
- * they go out only at its next sweep, after the user's later events.
+ * they go out only at its next sweep, after the user's later events. The same check refuses the
+ * reads of a lease that only a woken, not yet demoted master granted.
  */
 export const FENCE = `if redis.call("get", KEYS[2]) ~= ARGV[1] then return false end
 `;

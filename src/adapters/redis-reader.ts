@@ -132,9 +132,10 @@ export class PartitionReader {
   /**
    * One partition's read on a cluster (a group is one partition there), done only while the
    * tenure holds its lease (see FENCE: a read answered MOVED after a failover may run long after
-   * it was sent). On one server every partition is read in one blocking XREADGROUP: a command
-   * runs there on the server it was sent to, before the commands a later owner sends after
-   * taking the partition, and the takeover wait covers a read already on its way.
+   * it was sent). On one server every partition is read in one blocking XREADGROUP, unfenced (a
+   * script cannot block): a command runs there on the server it was sent to, and the takeover
+   * wait covers a read still on its way when the partition changes hands (TAKEOVER_WAIT_MS; a
+   * network that holds one longer is not covered).
    */
   private async readFenced(partition: number, tenure: Tenure): Promise<StreamReply[] | null> {
     const reply = (await this.reader.eval(READ, {

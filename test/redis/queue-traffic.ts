@@ -55,10 +55,12 @@ export function tally(requests: RecordedRequest[]): () => { ids: Map<string, num
   };
 }
 
-/** What a real SDK's traffic came to: its acknowledged messageIds and how many events it sent in requests not answered 200 (each may be stored again by a retry). */
+/** What a real SDK's traffic came to: its acknowledged messageIds, and the events it sent in requests not answered 200 (each may be stored again by a retry). */
 export interface SdkTraffic {
   acknowledged: string[];
+  /** How many events such requests held, and which. */
   resent: number;
+  resentIds: Set<string>;
   /** Events the client gave up on (none while its retries last). */
   failed: number;
 }
@@ -71,15 +73,22 @@ export interface SdkTraffic {
  * timeout), is the SDK's own.
  */
 export function sdkProducer(urls: readonly string[], count: number, users: number, prefix: string): { traffic: SdkTraffic; done: Promise<void> } {
-  const traffic: SdkTraffic = { acknowledged: [], resent: 0, failed: 0 };
+  const traffic: SdkTraffic = { acknowledged: [], resent: 0, resentIds: new Set(), failed: 0 };
   const client = async (url: string, slot: number): Promise<void> => {
     const analytics = new Analytics({ writeKey: "wk", host: url, flushAt: 50, flushInterval: 20, maxRetries: 1_000 });
-    let sent = 0;
+    // Each attempt's body (its sentAt differs from the last one's) until it is answered 2xx.
+    const unanswered = new Map<string, string[]>();
     analytics.on("http_request", ({ body }) => {
-      sent += (JSON.parse(body as string) as { batch: unknown[] }).batch.length;
+      const batch = (JSON.parse(body as string) as { batch: { messageId: string }[] }).batch;
+      unanswered.set(
+        body as string,
+        batch.map((event) => event.messageId),
+      );
+    });
+    analytics.on("http_response", ({ status, body }) => {
+      if (status >= 200 && status < 300) unanswered.delete(body as string);
     });
     const mine = Array.from({ length: count }, (_, index) => index).filter((index) => (index % users) % urls.length === slot);
-    let answered = 0;
     for (let start = 0; start < mine.length; start += 50) {
       await Promise.all(
         mine.slice(start, start + 50).map(
@@ -87,10 +96,8 @@ export function sdkProducer(urls: readonly string[], count: number, users: numbe
             new Promise<void>((resolve) => {
               const messageId = `${prefix}-${index}`;
               analytics.track({ userId: `${prefix}-user-${index % users}`, event: "Ordered", messageId, properties: { index } }, (error) => {
-                if (error === undefined) {
-                  traffic.acknowledged.push(messageId);
-                  answered += 1;
-                } else traffic.failed += 1;
+                if (error === undefined) traffic.acknowledged.push(messageId);
+                else traffic.failed += 1;
                 resolve();
               });
             }),
@@ -98,7 +105,10 @@ export function sdkProducer(urls: readonly string[], count: number, users: numbe
       );
     }
     await analytics.closeAndFlush();
-    traffic.resent += sent - answered;
+    for (const ids of unanswered.values()) {
+      traffic.resent += ids.length;
+      for (const id of ids) traffic.resentIds.add(id);
+    }
   };
   return { traffic, done: Promise.all(urls.map(client)).then(() => undefined) };
 }
