@@ -140,10 +140,11 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
 
   it("a forwarder delivers nothing of a partition whose lease another holds, though it has not yet noticed: its reads are fenced by the lease on the partition's master", async () => {
     // What a failover can do: a demoted master granted the lease, or a frozen one still had it,
-    // while on the promoted replica another forwarder holds it. Here the lease is seized in Redis
-    // for 3 s, between two of the forwarder's renewals, and events of every partition come at once.
+    // while on the promoted replica another forwarder holds it. Here every lease is seized in
+    // Redis for 3 s (the forwarder learns it at its next renewal, within a second), and events of
+    // every partition come at once.
     const hook = await receiver();
-    const wh = await serve(["--queue", nodeUrl(0), "--url", hook.url]);
+    const wh = await serve(["--queue", nodeUrl(0), "--partitions", "16", "--url", hook.url]);
     const keys = new QueueKeys("wh:serve");
     const owned = async (): Promise<number> => ((await (await fetch(`${wh.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned.length;
     await expect.poll(owned, { interval: 200 }).toBe(16);
