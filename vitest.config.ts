@@ -31,7 +31,7 @@ const HEAVY = [
   "test/integration/descriptor-limit.test.ts",
   "test/redis/redis-outage.test.ts",
   // A real 6-node Redis Cluster, 30,000 events through each of three failovers (a 20 s freeze
-  // among them): 270-300 s for the file, 68-97 s the slowest test (budget 240 s each).
+  // among them): 267-299 s for the file (seven runs), 68-100 s a failover test (budget 240 s each).
   "test/redis/serve-redis-cluster.test.ts",
   `${EXTRAS}/package-*.test.ts`,
 ];
