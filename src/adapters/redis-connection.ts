@@ -122,7 +122,7 @@ export class QueueKeys {
     private readonly prefix: string,
     readonly slots = true,
     /** On a cluster, writes to different partitions cannot share a transaction. */
-    private readonly cluster = false,
+    readonly cluster = false,
   ) {}
 
   /** The partition count and the key layout, recorded when the queue is created. */

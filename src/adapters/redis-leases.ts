@@ -27,6 +27,22 @@ const SETTLE_MS = 1_000;
 const SWEEP_MS = 5_000;
 
 /**
+ * The first lines of a script that changes a partition's consumer group (KEYS[1] its stream, KEYS[2]
+ * its lease): nothing is done unless the lease is still the tenure's (ARGV[1]). On a cluster a
+ * command can run long after it was sent, on another server: one sent to a master that then froze
+ * waits in its socket, and when the master wakes demoted it is answered MOVED and sent again to the
+ * promoted replica, where a later owner may have taken the partition, swept it and read past it
+ * meanwhile. Unfenced, such a read (XREADGROUP ">") or claim moves events into the pending list of
+ * a tenure that has ended, and the group's last id past them: the owner's next reads skip them, and
+ * they go out only at its next sweep, after the user's later events. The same check refuses the
+ * reads of a lease that only a woken, not yet demoted master granted.
+ */
+export const FENCE = `if redis.call("get", KEYS[2]) ~= ARGV[1] then return false end
+`;
+/** XAUTOCLAIM of every pending event of the stream for the consumer ARGV[3] of group ARGV[2], from ARGV[4], fenced. */
+const CLAIM = `${FENCE}return redis.call("xautoclaim", KEYS[1], ARGV[2], ARGV[3], 0, ARGV[4], "COUNT", 1000)`;
+
+/**
  * Takes a free lease (KEYS[1]) and marks the partition taken (KEYS[2], kept until it is given up
  * cleanly): -1 when another holds the lease, 1 when the mark of an earlier owner was still there
  * (its lease lapsed), 0 when not.
@@ -41,8 +57,16 @@ const RELEASE = `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == "clean" then redis.call("del", KEYS[2]) end
 return redis.call("del", KEYS[1])`;
 
+/** The forwarder (its consumer name) whose tenure a lease's value is. */
+export function leaseOwner(value: string): string {
+  const tenure = value.lastIndexOf("/");
+  return tenure < 0 ? value : value.slice(0, tenure);
+}
+
 /** One lease on a partition: from taking it until it ends. */
 export interface Tenure {
+  /** The lease's value in Redis while this tenure holds it: the consumer and the tenure's number, so that a command sent under an earlier tenure of the same process is fenced off too. */
+  readonly token: string;
   readonly lease: AbortController;
   /** Until when (performance.now()) the lease is surely still this process's; the fence fires then. */
   validUntil: number;
@@ -79,6 +103,7 @@ export class PartitionLeases {
   /** Since when every heartbeat has gone through in time (from the start: always); undefined after one did not. */
   private beatingSince: number | undefined = Number.NEGATIVE_INFINITY;
   private stopped = false;
+  private tenuresTaken = 0;
 
   constructor(
     private readonly client: RedisClient,
@@ -162,7 +187,7 @@ export class PartitionLeases {
     tenure.lease.abort();
     const clean = tenure.swept && idle(tenure) ? "clean" : "unclean";
     await this.client
-      .eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, clean] })
+      .eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [tenure.token, clean] })
       .catch(() => undefined);
   }
 
@@ -191,7 +216,7 @@ export class PartitionLeases {
     await Promise.all(
       [...this.owned].map(async ([partition, tenure]) => {
         const sentAt = performance.now();
-        const renewed = Number(await this.client.eval(RENEW, { keys: [this.keys.lease(partition)], arguments: [this.consumer, String(LEASE_MS)] }));
+        const renewed = Number(await this.client.eval(RENEW, { keys: [this.keys.lease(partition)], arguments: [tenure.token, String(LEASE_MS)] }));
         if (this.owned.get(partition) !== tenure) return;
         if (renewed === 0 || (tenure.draining && idle(tenure))) await this.drop(partition, tenure);
         else this.extend(tenure, sentAt);
@@ -219,8 +244,10 @@ export class PartitionLeases {
   /** Takes the partition's lease if it is free; false when another forwarder holds it. */
   private async take(partition: number): Promise<boolean> {
     const sentAt = performance.now();
+    this.tenuresTaken += 1;
+    const token = `${this.consumer}/${this.tenuresTaken}`;
     const taken = Number(
-      await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [this.consumer, String(LEASE_MS)] }),
+      await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [token, String(LEASE_MS)] }),
     );
     if (taken < 0) return false;
     const lease = new AbortController();
@@ -228,6 +255,7 @@ export class PartitionLeases {
     setMaxListeners(0, lease.signal);
     const sweepAt = performance.now() + (taken === 1 ? TAKEOVER_WAIT_MS : 0);
     const tenure: Tenure = {
+      token,
       lease,
       validUntil: 0,
       fence: undefined,
@@ -260,15 +288,26 @@ export class PartitionLeases {
           if (!String((error as Error).message).includes("BUSYGROUP")) throw error;
         }
       }
-      let start = "0-0";
-      do {
-        const claimed = await this.client.xAutoClaim(stream, GROUP, this.consumer, 0, start, { COUNT: 1_000 });
-        start = claimed.nextId;
-      } while (start !== "0-0");
+      // The lease is no longer this tenure's: the next renewal drops it.
+      if (!(await this.claimPending(partition, tenure))) continue;
       tenure.history ??= "0";
       tenure.swept = true;
       tenure.sweepAt = performance.now() + SWEEP_MS;
     }
+  }
+
+  /** Claims every pending event of the partition for this consumer, while the lease is the tenure's; false when it is not. */
+  private async claimPending(partition: number, tenure: Tenure): Promise<boolean> {
+    let start = "0-0";
+    do {
+      const claimed = (await this.client.eval(CLAIM, {
+        keys: [this.keys.stream(partition), this.keys.lease(partition)],
+        arguments: [tenure.token, GROUP, this.consumer, start],
+      })) as [string, ...unknown[]] | null;
+      if (claimed === null) return false;
+      start = claimed[0];
+    } while (start !== "0-0");
+    return true;
   }
 
   /** A renewal (or the taking) sent at `sentAt` succeeded: the lease is surely ours until FENCE_MARGIN_MS before it can lapse. */

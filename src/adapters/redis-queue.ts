@@ -5,7 +5,7 @@ import { redactUrlText } from "../core/redact.js";
 import { Commits } from "./redis-commits.js";
 import { byGroup, connectRedis, QueueKeys, type Redis, type RedisClient, redisFor, waitForReplicas } from "./redis-connection.js";
 import { listDeadLetters, replayDeadLetters, type RedisDeadLetter } from "./redis-dead-letters.js";
-import { PartitionLeases } from "./redis-leases.js";
+import { leaseOwner, PartitionLeases } from "./redis-leases.js";
 import { PartitionReader, type ForwardingHandlers, type QueuedEntry } from "./redis-reader.js";
 
 /** Redis is unreachable or refused a write: accepting answers 503, forwarding waits. */
@@ -218,7 +218,7 @@ export class RedisQueue {
     return Promise.all(
       Array.from({ length: this.partitions }, async (_, partition) => {
         const [waiting, owner] = await Promise.all([this.client.xLen(this.keys.stream(partition)), this.client.get(this.keys.lease(partition))]);
-        return { partition, waiting: Number(waiting), owner: owner ?? null };
+        return { partition, waiting: Number(waiting), owner: owner === null ? null : leaseOwner(owner) };
       }),
     );
   }

@@ -1,5 +1,5 @@
 import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./redis-connection.js";
-import type { PartitionLeases, Tenure } from "./redis-leases.js";
+import { FENCE, type PartitionLeases, type Tenure } from "./redis-leases.js";
 
 /** How long a read of new events waits for some to come. */
 const BLOCK_MS = 500;
@@ -9,6 +9,10 @@ const BLOCK_MS = 500;
  * anything, the next waits this long.
  */
 const POLL_MS = 100;
+/** Entries one read of a partition brings at most. */
+const COUNT = 500;
+/** XREADGROUP of the stream from ARGV[5] for the consumer ARGV[3] of group ARGV[2], fenced by the tenure's lease (see FENCE). */
+const READ = `${FENCE}return redis.call("xreadgroup", "GROUP", ARGV[2], ARGV[3], "COUNT", ARGV[4], "STREAMS", KEYS[1], ARGV[5])`;
 /** Delivered-but-not-ended entries above which reading waits. */
 const MAX_OUTSTANDING = 5_000;
 
@@ -34,6 +38,8 @@ export interface ForwardingHandlers {
 
 /** What XREADGROUP answers per stream (a pending entry deleted meanwhile has no fields). */
 type StreamReply = { name: string; messages: { id: string; message: Record<string, string> | null }[] };
+/** The same, as a script hands it on: fields and values in turn. */
+type RawStreamReply = [string, [string, string[] | null][]][];
 
 const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -95,13 +101,15 @@ export class PartitionReader {
     const history = readable.filter(([, tenure]) => tenure.history !== undefined);
     const asked = new Map(history.length > 0 ? history : readable);
     const groups = byGroup(this.keys, asked, ([partition]) => partition);
-    const block = history.length === 0 && groups.length === 1;
+    // On a cluster a read is a script, which cannot block.
+    const block = !this.keys.cluster && history.length === 0 && groups.length === 1;
     for (const tenure of asked.values()) tenure.reads += 1;
     try {
       const replies = await Promise.all(
         groups.map((group) => {
+          if (this.keys.cluster) return this.readFenced(...(group[0] as [number, Tenure]));
           const streams = group.map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
-          return this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT: 500, ...(block ? { BLOCK: BLOCK_MS } : {}) });
+          return this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT, ...(block ? { BLOCK: BLOCK_MS } : {}) });
         }),
       );
       // A history read that brought nothing ends the history: the next read is not waited for either.
@@ -119,6 +127,27 @@ export class PartitionReader {
         for (const id of tenure.acked.splice(0)) tenure.held.delete(id);
       }
     }
+  }
+
+  /**
+   * One partition's read on a cluster (a group is one partition there), done only while the
+   * tenure holds its lease (see FENCE: a read answered MOVED after a failover may run long after
+   * it was sent). On one server every partition is read in one blocking XREADGROUP, unfenced (a
+   * script cannot block): a command runs there on the server it was sent to, and the takeover
+   * wait covers a read still on its way when the partition changes hands (TAKEOVER_WAIT_MS; a
+   * network that holds one longer is not covered).
+   */
+  private async readFenced(partition: number, tenure: Tenure): Promise<StreamReply[] | null> {
+    const reply = (await this.reader.eval(READ, {
+      keys: [this.keys.stream(partition), this.keys.lease(partition)],
+      arguments: [tenure.token, GROUP, this.consumer, String(COUNT), tenure.history ?? ">"],
+    })) as RawStreamReply | null;
+    return (
+      reply?.map(([name, messages]) => ({
+        name,
+        messages: messages.map(([id, fields]) => ({ id, message: fields === null ? null : fieldsOf(fields) })),
+      })) ?? null
+    );
   }
 
   /** The entries a read brought that are to be delivered now: of leases still held, and not held already. */
@@ -146,4 +175,11 @@ export class PartitionReader {
     for (const [partition, tenure] of history) if (!seen.has(partition)) tenure.history = undefined;
     return entries;
   }
+}
+
+/** A stream entry's fields and values, given in turn, as a record. */
+function fieldsOf(list: readonly string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < list.length; index += 2) fields[list[index] as string] = list[index + 1] as string;
+  return fields;
 }
