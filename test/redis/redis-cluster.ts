@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { REDIS_CLI, REDIS_SERVER } from "./redis-servers.mjs";
+import { tracked } from "../helpers/children.js";
+import { REDIS_CLI, REDIS_SERVER, startCluster as startNodes, type TestCluster } from "./redis-servers.mjs";
 
 /**
  * A real Redis Cluster on loopback for the tests (redis-servers.mjs, shared with the
@@ -12,4 +13,7 @@ if (!clusterAvailable && process.env.WH_REQUIRE_SERVICES === "1")
 if (!clusterAvailable)
   process.stderr.write(`Redis Cluster tests skipped: ${REDIS_SERVER} or ${REDIS_CLI} cannot be run here (apt-get install redis-server redis-tools)\n`);
 
-export { cli, type ClusterNode, startCluster, type TestCluster } from "./redis-servers.mjs";
+export { cli, type ClusterNode, type TestCluster } from "./redis-servers.mjs";
+
+/** The cluster, each node registered for cleanup (test/helpers/children.ts): a test that times out leaves none running. */
+export const startCluster = (nodeTimeoutMs?: number): Promise<TestCluster> => startNodes(nodeTimeoutMs, tracked);

@@ -40,4 +40,4 @@ export interface TestCluster {
 }
 
 /** Starts the six nodes and makes them a cluster (the first three masters); `nodeTimeoutMs` is how soon a silent master is failed over. */
-export declare function startCluster(nodeTimeoutMs?: number): Promise<TestCluster>;
+export declare function startCluster(nodeTimeoutMs?: number, spawned?: (child: ChildProcess) => void): Promise<TestCluster>;

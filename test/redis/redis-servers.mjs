@@ -70,8 +70,12 @@ export async function spawnRedis(args, spawned = () => undefined) {
   return child;
 }
 
-/** Starts the six nodes and makes them a cluster (the first three masters); `nodeTimeoutMs` is how soon a silent master is failed over. */
-export async function startCluster(nodeTimeoutMs = 2_000) {
+/**
+ * Starts the six nodes and makes them a cluster (the first three masters); `nodeTimeoutMs` is how
+ * soon a silent master is failed over; `spawned` sees each node's process first (the tests register
+ * them for cleanup, as spawnRedis's callers do), a revived one too.
+ */
+export async function startCluster(nodeTimeoutMs = 2_000, spawned = () => undefined) {
   const root = mkdtempSync(join(tmpdir(), "wh-redis-cluster-"));
   const ports = await freePorts();
   const children = new Map();
@@ -81,7 +85,10 @@ export async function startCluster(nodeTimeoutMs = 2_000) {
     mkdirSync(dir, { recursive: true });
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes"];
     const cluster = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(nodeTimeoutMs)];
-    await spawnRedis([...args, ...cluster], (child) => children.set(port, child));
+    await spawnRedis([...args, ...cluster], (child) => {
+      children.set(port, child);
+      spawned(child);
+    });
   };
   const stop = async () => {
     await Promise.all(
