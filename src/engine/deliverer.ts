@@ -122,9 +122,13 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   const deliverer: Deliverer = {
     // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
     to: (destination) => {
-      const send = senderTo(destination);
+      // Made at the first send: a destination of subscriptions has no URL of its own (no targets) and sends only requests.
+      let send: ((body: string, call: DeliveryCall) => Promise<DeliveryReport>) | undefined;
       return {
-        send: (body, signal, onEvent, signedText) => send(body, callOf(signal, onEvent, signedText)),
+        send: (body, signal, onEvent, signedText) => {
+          send ??= senderTo(destination);
+          return send(body, callOf(signal, onEvent, signedText));
+        },
         sendRequest: (request, signal, onEvent) => deliverer.deliverRequest(request, destination, { signal, onEvent }),
         get retrying() {
           return waits.count;
