@@ -76,7 +76,10 @@ export class PostHandler implements Dispatcher.DispatchHandler, InFlightRequest 
   }
 
   onComplete(): void {
-    if (this.stopped !== undefined) return this.settle(this.stopped);
+    if (this.stopped !== undefined) {
+      this.settle(this.stopped);
+      return;
+    }
     // Built without spreads: `...(absent ? {} : { … })` made two objects more per answer.
     const result: TransportResult = { kind: "response", status: this.status, retryAfter: this.retryAfter };
     if (this.location !== undefined) result.location = this.location;
