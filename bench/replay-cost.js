@@ -6,8 +6,11 @@
 // 2. the garbage collector's share of wh replay's CPU profile and of the bare loop's (`--cpu-prof`,
 //    the "(garbage collector)" samples over those not idle);
 // 3. ordered replay with a hot user (half the events one user's) against unordered, on a receiver
-//    answering after 2 ms, beside the bare loop one at a time and 64 at a time: one user's events
-//    go one at a time, and a request sent alone costs more than one of 64 (what it shows);
+//    answering after 2 ms, beside the bare loop one at a time, 64 at a time, and 64 at a time with
+//    each user's events in order (bench/undici-loop.js ordered): one user's events go one at a
+//    time, and a request sent alone costs more than one of 64, so ordered costs more than
+//    unordered for the bare loop too. The floor of ordered / unordered is the bare loop's ratio;
+//    how close wh gets is wh's ratio over it;
 // 4. --concurrency 512 against a receiver answering after 50 ms, beside autocannon with 512
 //    connections on it: events/s from first to last event, wh's as its summary line says.
 // The f60d674 build: git worktree add /tmp/f60d674-replay f60d674 && cd /tmp/f60d674-replay &&
@@ -21,7 +24,7 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { generateEvents, sampleBody } from "./generate.js";
 import { startReceiverProcess } from "./receiver-process.js";
-import { runUndiciLoop, runWhIn } from "./wh-process.js";
+import { runMeasured, runWhIn } from "./wh-process.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dataDir = fileURLToPath(new URL("./.data/", import.meta.url));
@@ -44,8 +47,10 @@ async function replay(dir, file, url, args, nodeFlags = []) {
   return { cpuUs: run.cpuUs / run.summary.delivered, rate: run.summary.eventsPerSecond };
 }
 
-async function loop(file, url, concurrency, events, nodeFlags) {
-  const run = await runUndiciLoop(file, url, concurrency, nodeFlags);
+/** bench/undici-loop.js, `order` "ordered" or "unordered". */
+async function loop(file, url, concurrency, events, nodeFlags = [], order = "unordered") {
+  const run = await runMeasured([...nodeFlags, fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(concurrency), order]);
+  if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
   return { cpuUs: run.cpuUs / events };
 }
 
@@ -173,6 +178,7 @@ try {
     unordered: () => replay(root, skewed, slow.url, ["--concurrency", "64", "--ordered", "none"]),
     "loop, 1 at a time": () => loop(skewed, slow.url, 1, SKEWED_EVENTS),
     "loop, 64 at a time": () => loop(skewed, slow.url, 64, SKEWED_EVENTS),
+    "loop, 64, ordered": () => loop(skewed, slow.url, 64, SKEWED_EVENTS, [], "ordered"),
   });
   console.log(`  ${SKEWED_EVENTS} events, one user holding half, receiver answering after 2 ms, --concurrency 64, µs CPU per event:`);
   for (const [name, each] of Object.entries(runs))
@@ -183,7 +189,11 @@ try {
       )}`,
     );
   console.log(`  ordered / unordered, CPU per event: ${describe(perRound(runs, "ordered", "unordered", "cpuUs"))} (target <= 1)`);
-  console.log(`  the floor, the bare loop 1 at a time / 64 at a time: ${describe(perRound(runs, "loop, 1 at a time", "loop, 64 at a time", "cpuUs"))}`);
+  console.log(`  the bare loop 1 at a time / 64 at a time: ${describe(perRound(runs, "loop, 1 at a time", "loop, 64 at a time", "cpuUs"))}`);
+  console.log(`  the floor, the bare loop ordered / unordered: ${describe(perRound(runs, "loop, 64, ordered", "loop, 64 at a time", "cpuUs"))}`);
+  console.log(
+    `  wh over the bare loop, ordered: ${describe(perRound(runs, "ordered", "loop, 64, ordered", "cpuUs"))}, unordered: ${describe(perRound(runs, "unordered", "loop, 64 at a time", "cpuUs"))}`,
+  );
 } finally {
   await slow.stop();
 }

@@ -95,6 +95,12 @@ export interface DeliveryOptions {
   onEvent?: (event: DeliveryEvent) => void;
 }
 
+/** What changes from one message to the next of a sender: the rest of DeliveryOptions stays. */
+export type DeliveryCall = Pick<DeliveryOptions, "signal" | "onEvent" | "signedText" | "withoutContentType">;
+
+/** What a sender delivers every message with (DeliveryOptions without a message's own). */
+export type SenderOptions = Omit<DeliveryOptions, keyof DeliveryCall>;
+
 const NEVER_ABORTED = new AbortController().signal;
 
 /** The URL as reports show it (password masked), worked out once per URL object. */
@@ -113,17 +119,34 @@ function urlLabel(url: URL): string {
  * is delivered as soon as one URL answers 2xx; the other URLs are then cancelled, not retried.
  */
 export async function deliverMessage(body: string, options: DeliveryOptions): Promise<DeliveryReport> {
-  checkDelivery(body, options);
-  const { clock, onEvent } = options;
+  checkBody(body);
+  checkDelivery(options);
+  return deliverChecked(body, options, options);
+}
+
+/**
+ * deliverMessage for many messages with the same options (a run's destination), checked once:
+ * each message then takes its own few (signal, onEvent, signedText, withoutContentType), not a
+ * whole DeliveryOptions object and its checks per event.
+ */
+export function messageSender(options: SenderOptions): (body: string, call: DeliveryCall) => Promise<DeliveryReport> {
+  checkDelivery(options);
+  return (body, call) => deliverChecked(body, options, call);
+}
+
+async function deliverChecked(body: string, options: SenderOptions, call: DeliveryCall): Promise<DeliveryReport> {
+  checkBody(body);
+  const { clock } = options;
   // The body stays a string: HMAC and the socket both take its UTF-8 bytes, so the bytes signed
   // are the bytes sent, without a Buffer copy per event (JSON.stringify output is well-formed
   // UTF-16, so the encoding has no choices to make).
   const secret = segmentSecret(options.scheme, options.sharedSecret);
-  const headers = buildRequestHeaders(options.signedText ?? body, options.userAgent, secret, options.withoutContentType !== true);
+  const headers = buildRequestHeaders(call.signedText ?? body, options.userAgent, secret, call.withoutContentType !== true);
   const request = { body, headers, sign: attemptSigner(options.scheme, options.sharedSecret, body) };
   const startedAtMs = clock.now();
   const only = options.targets.length === 1 ? options.targets[0] : undefined;
-  const targets = only !== undefined ? [await deliverToTarget(only, request, options, options.signal ?? NEVER_ABORTED)] : await deliverToEach(request, options);
+  const targets =
+    only !== undefined ? [await deliverToTarget(only, request, options, call, call.signal ?? NEVER_ABORTED)] : await deliverToEach(request, options, call);
   let delivered: TargetReport | undefined;
   let attempts = 0;
   for (const target of targets) {
@@ -131,19 +154,23 @@ export async function deliverMessage(body: string, options: DeliveryOptions): Pr
     attempts += target.attempts;
   }
   const report: DeliveryReport = {
-    outcome: delivered !== undefined ? "delivered" : options.signal?.aborted ? "aborted" : "failed",
+    outcome: delivered !== undefined ? "delivered" : call.signal?.aborted ? "aborted" : "failed",
     deliveredTo: delivered?.url,
     attempts,
     durationMs: clock.now() - startedAtMs,
     targets,
   };
-  if (report.outcome === "failed") onEvent?.({ type: "failed", report });
+  if (report.outcome === "failed") call.onEvent?.({ type: "failed", report });
   return report;
 }
 
-/** What plain JavaScript may get wrong before the first attempt: the rest is typed data read as it goes. */
-function checkDelivery(body: string, options: DeliveryOptions): void {
+/** A message is a string (a caller in plain JavaScript may hand anything). */
+function checkBody(body: string): void {
   requireArgument(typeof body === "string", "body", "a string", body);
+}
+
+/** What plain JavaScript may get wrong before the first attempt: the rest is typed data read as it goes. */
+function checkDelivery(options: SenderOptions): void {
   requireArgument(isObject(options), "options", "an object of DeliveryOptions", options);
   const { targets, transport, clock, timeoutMs } = options;
   requireArgument(
@@ -160,23 +187,22 @@ function checkDelivery(body: string, options: DeliveryOptions): void {
   requireArgument(typeof timeoutMs === "number" && timeoutMs >= 1 && timeoutMs <= MAX_TIMER_MS, "options.timeoutMs", TIMEOUT_RANGE, timeoutMs);
 }
 
-/** Built once: checkDelivery runs for every event of a replay. */
 const TIMEOUT_RANGE = `a number from 1 to ${MAX_TIMER_MS}`;
 
 /**
  * Several URLs at once: the first 2xx cancels the others. (One URL needs none of this: the
  * caller's signal is enough, and replay saves an AbortController and its listeners per event.)
  */
-async function deliverToEach(request: OneRequest, options: DeliveryOptions): Promise<TargetReport[]> {
+async function deliverToEach(request: OneRequest, options: SenderOptions, call: DeliveryCall): Promise<TargetReport[]> {
   const cancel = new AbortController();
-  const outer = options.signal;
+  const outer = call.signal;
   const onOuterAbort = (): void => cancel.abort();
   outer?.addEventListener("abort", onOuterAbort, { once: true });
   if (outer?.aborted) cancel.abort();
   try {
     return await Promise.all(
       options.targets.map(async (target) => {
-        const report = await deliverToTarget(target, request, options, cancel.signal);
+        const report = await deliverToTarget(target, request, options, call, cancel.signal);
         if (report.result === "delivered") cancel.abort();
         return report;
       }),
@@ -196,10 +222,11 @@ interface OneRequest {
 async function deliverToTarget(
   target: WebhookTarget,
   { body, headers: baseHeaders, sign }: OneRequest,
-  options: DeliveryOptions,
+  options: SenderOptions,
+  { onEvent }: DeliveryCall,
   signal: AbortSignal,
 ): Promise<TargetReport> {
-  const { clock, onEvent } = options;
+  const { clock } = options;
   const url = urlLabel(target.url);
   const headers = hasKeys(target.headers) ? withTargetHeaders(baseHeaders, target.headers) : baseHeaders;
   const random = options.random ?? Math.random;
@@ -248,12 +275,12 @@ async function deliverToTarget(
  * within the one timeout (actions-core's request client times the whole fetch, redirects
  * included). Past MAX_REDIRECTS the attempt fails as node-fetch's does.
  */
-function postOnce(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+function postOnce(first: RedirectableRequest, options: SenderOptions, signal: AbortSignal): Promise<AttemptOutcome> {
   // With no redirect to follow, the transport's own promise: no async step of its own per attempt.
   return options.followRedirects === true ? postFollowing(first, options, signal) : post(first, options.transport, signal, options.timeoutMs);
 }
 
-async function postFollowing(first: RedirectableRequest, options: DeliveryOptions, signal: AbortSignal): Promise<AttemptOutcome> {
+async function postFollowing(first: RedirectableRequest, options: SenderOptions, signal: AbortSignal): Promise<AttemptOutcome> {
   const { timeoutMs, clock } = options;
   const startedAtMs = clock.now();
   let last = await post(first, options.transport, signal, timeoutMs);

@@ -2,7 +2,7 @@ import { readCaFiles } from "../adapters/read-ca.js";
 import { systemClock } from "../adapters/system-clock.js";
 import { createUndiciTransport } from "../adapters/undici-transport.js";
 import type { Destination, DeliverySettings } from "../config/resolve.js";
-import { deliverMessage, type DeliveryEvent, type DeliveryReport } from "../core/deliver.js";
+import { type DeliveryCall, type DeliveryEvent, type DeliveryReport, messageSender } from "../core/deliver.js";
 import type { Clock } from "../core/clock.js";
 import type { SubscriptionRequest } from "../core/destination/route.js";
 import { requestDestination } from "./request-destination.js";
@@ -80,21 +80,30 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
   const { clock } = waits;
   const observe = (event: DeliveryEvent): void => waits.observe(event);
   const retryNow = (): number => waits.retryNow();
-  const deliverer: Deliverer = {
-    // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
-    to: (destination) => ({
-      send: (body, signal, onEvent, signedText) => deliverer.deliver(body, destination, { signal, onEvent, signedText }),
-      sendRequest: (request, signal, onEvent) => deliverer.deliverRequest(request, destination, { signal, onEvent }),
-      get retrying() {
-        return waits.count;
-      },
-      waiting: () => waits.reasons(),
-      inFlight,
-      retryNow,
-    }),
-    retryNow,
-    deliver: (body, destination, options = {}) =>
-      deliverMessage(body, {
+  /** A message's own options, its events seen by the retry waits and by the caller. */
+  const callOf = (
+    signal: AbortSignal | undefined,
+    onEvent: ((event: DeliveryEvent) => void) | undefined,
+    signedText?: string,
+    withoutContentType?: boolean,
+  ): DeliveryCall => ({
+    signal,
+    onEvent:
+      onEvent === undefined
+        ? observe
+        : (event) => {
+            observe(event);
+            onEvent(event);
+          },
+    signedText,
+    withoutContentType,
+  });
+  // Each destination's options made and checked once, not per event: a run sends every event to one.
+  const senders = new WeakMap<Destination, (body: string, call: DeliveryCall) => Promise<DeliveryReport>>();
+  const senderTo = (destination: Destination): ((body: string, call: DeliveryCall) => Promise<DeliveryReport>) => {
+    let send = senders.get(destination);
+    if (send === undefined) {
+      send = messageSender({
         targets: destination.targets,
         transport,
         clock,
@@ -105,17 +114,34 @@ export async function createDeliverer(settings: DeliverySettings, options: Deliv
         scheme: destination.scheme,
         method: destination.method,
         followRedirects: destination.mode === "actions",
-        signedText: options.signedText,
-        withoutContentType: options.withoutContentType,
-        signal: options.signal,
-        onEvent:
-          options.onEvent === undefined
-            ? observe
-            : (event) => {
-                observe(event);
-                options.onEvent?.(event);
-              },
-      }),
+      });
+      senders.set(destination, send);
+    }
+    return send;
+  };
+  const deliverer: Deliverer = {
+    // A run has one deliverer: a sender's figures and retryNow are the deliverer's.
+    to: (destination) => {
+      // Made at the first send: a destination of subscriptions has no URL of its own (no targets) and sends only requests.
+      let send: ((body: string, call: DeliveryCall) => Promise<DeliveryReport>) | undefined;
+      return {
+        send: (body, signal, onEvent, signedText) => {
+          send ??= senderTo(destination);
+          return send(body, callOf(signal, onEvent, signedText));
+        },
+        sendRequest: (request, signal, onEvent) => deliverer.deliverRequest(request, destination, { signal, onEvent }),
+        get retrying() {
+          return waits.count;
+        },
+        waiting: () => waits.reasons(),
+        inFlight,
+        retryNow,
+      };
+    },
+    retryNow,
+    // async: options a destination's sender refuses reject the delivery, as deliverMessage's do.
+    deliver: async (body, destination, options = {}) =>
+      senderTo(destination)(body, callOf(options.signal, options.onEvent, options.signedText, options.withoutContentType)),
     deliverRequest: (request, destination, options) =>
       deliverer.deliver(request.body, requestDestination(destination, request), {
         ...options,

@@ -227,9 +227,11 @@ class DeliveryRun {
     const { options, recorder } = this;
     const submitted = this.pool.submit(options.ordered ? message.userKey : undefined, async () => {
       const onEvent = options.onDeliveryEvent;
-      const report = await sendUntilCut(this.stop.cut, [job], (signal) =>
-        sender.send(message.body, signal, onEvent === undefined ? undefined : (event) => onEvent(job, event)),
-      );
+      const forJob = onEvent === undefined ? undefined : (event: DeliveryEvent) => onEvent(job, event);
+      // A replay's job has no signal of its own: the run's cut is its signal, without a list and a closure per event.
+      const report = await (job.signal === undefined
+        ? sender.send(message.body, this.stop.cut, forJob)
+        : sendUntilCut(this.stop.cut, [job], (signal) => sender.send(message.body, signal, forJob)));
       if (report.outcome === "delivered") recorder.finish(job, "delivered", report);
       else if (report.outcome === "failed") recorder.finish(job, "failed", report, describeTargets(report));
       else recorder.finish(job, "interrupted", report);
