@@ -6,7 +6,7 @@ export interface LaneRouter {
   /** The lane of a record read from a file, told from its first bytes `buffer[start, end)`; undefined when only its text tells. */
   line(buffer: Buffer, start: number, end: number): number | undefined;
   /** The lane of a record handed over: from what the appender attached to it, else from its text. */
-  record(record: SpoolRecord): number;
+  record(text: string, attached: unknown): number;
 }
 
 /**
@@ -38,12 +38,12 @@ export class SpoolFanout {
   ) {
     this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index)));
     this.shared = spool.reader({
-      // A line of a lane that fell behind is passed over without being made a string.
+      // A record of a lane that fell behind is passed over without being made a record (or a string).
       line: (buffer, start, end) => {
         const lane = router.line(buffer, start, end);
         return lane === undefined || this.lanes[lane]?.behind !== true;
       },
-      committed: () => true,
+      committed: (text, attached) => this.lanes[router.record(text, attached)]?.behind !== true,
     });
     void this.dispatch(router);
   }
@@ -73,7 +73,7 @@ export class SpoolFanout {
       for (;;) {
         const records = await this.shared.read();
         if (records === undefined) break;
-        for (const record of records) this.lanes[router.record(record)]?.offer(record);
+        for (const record of records) this.lanes[router.record(record.text, record.attached)]?.offer(record);
       }
     } catch (error) {
       this.failure = error;

@@ -170,7 +170,7 @@ function sourceRouter(destinations: readonly Destination[]): LaneRouter {
   const laneOfTag = (tag: string | undefined): number | undefined => (tag === undefined ? undefined : (laneByTag.get(tag) ?? 0));
   return {
     line: (buffer, start, end) => laneOfTag(tagOf(buffer.toString("utf8", start, Math.min(end, start + tagBytes)))),
-    record({ text, attached }) {
+    record(text, attached) {
       const held = attached as AcceptedEvent | undefined;
       if (held !== undefined) return laneByName.get(held.stored.source) ?? 0;
       const lane = laneOfTag(tagOf(text));
@@ -188,7 +188,7 @@ function laneSelector(router: LaneRouter, lane: number): SpoolSelector {
       const routed = router.line(buffer, start, end);
       return routed === undefined || routed === lane;
     },
-    committed: (text, attached) => router.record({ seq: 0, text, attached }) === lane,
+    committed: (text, attached) => router.record(text, attached) === lane,
   };
 }
 
