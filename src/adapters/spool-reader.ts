@@ -4,8 +4,9 @@ import type { SegmentView } from "./spool-segments.js";
 import { CHUNK_BYTES } from "./spool-files.js";
 
 /**
- * Which records a reader hands over, decided without parsing them: several readers share one
- * spool, each passing over the others' records at the cost of a look at their first bytes.
+ * Which records a reader hands over, decided without parsing them (SpoolFanout): records of
+ * consumers that fell behind, or of other consumers, are passed over at the cost of a look at
+ * their first bytes.
  */
 export interface SpoolSelector {
   /** Whether the line `buffer[start, end)` read from a file is one to hand over. */
