@@ -38,12 +38,8 @@ export class SpoolFanout {
   ) {
     this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index)));
     this.shared = spool.reader({
-      // A record of a lane that fell behind is passed over without being made a record (or a string).
-      line: (buffer, start, end) => {
-        const lane = router.line(buffer, start, end);
-        return lane === undefined || this.lanes[lane]?.behind !== true;
-      },
-      committed: (text, attached) => this.lanes[router.record(text, attached)]?.behind !== true,
+      line: (buffer, start, end) => this.takes(router.line(buffer, start, end)),
+      committed: (text, attached) => this.takes(router.record(text, attached)),
     });
     void this.dispatch(router);
   }
@@ -58,14 +54,22 @@ export class SpoolFanout {
     return this.shared.position;
   }
 
-  /** Records stored and not yet handed to the consumer furthest behind. */
+  /** Records stored and not yet handed to their consumer, for the consumer furthest behind (its own records, not every record since). */
   lag(): number {
-    return this.lanes.reduce((most, lane) => Math.max(most, this.spool.nextSeq - lane.position), 0);
+    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0);
   }
 
   stop(): void {
     this.shared.stop();
     for (const lane of this.lanes) lane.stop();
+  }
+
+  /** Whether the shared reader makes a record of a record of `lane`: not while the lane is behind (nor a string of its line). */
+  private takes(lane: number | undefined): boolean {
+    const behind = lane === undefined ? undefined : this.lanes[lane];
+    if (behind?.behind !== true) return true;
+    behind.passOver();
+    return false;
   }
 
   private async dispatch(router: LaneRouter): Promise<void> {
@@ -91,6 +95,8 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   private behindAt: number | undefined;
   /** The shared reader's records before it were read by the lane's own reader: passed over. */
   private fedFrom = 0;
+  /** About how many of its records the shared reader passed over while it was behind, not yet read alone. */
+  private passed = 0;
   private own: SpoolReader | undefined;
   private wake: (() => void) | undefined;
   private ended = false;
@@ -105,16 +111,22 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
     return this.behindAt !== undefined;
   }
 
-  /** The next record it hands over: those before it were (or are not its). */
-  get position(): number {
-    return this.queue[0]?.seq ?? this.own?.position ?? this.behindAt ?? this.fanout.position;
+  /** Its records stored and not yet handed to its consumer. */
+  get waiting(): number {
+    return this.queue.length + this.passed;
+  }
+
+  /** The shared reader passed over one of its records (it is behind). */
+  passOver(): void {
+    this.passed += 1;
   }
 
   /** A record of the lane from the shared reader. */
   offer(record: SpoolRecord): void {
-    if (this.behindAt !== undefined || record.seq < this.fedFrom) return;
-    if (this.queue.length >= LANE_RECORDS) {
-      this.behindAt = record.seq;
+    if (record.seq < this.fedFrom) return;
+    if (this.behindAt === undefined && this.queue.length >= LANE_RECORDS) this.behindAt = record.seq;
+    if (this.behindAt !== undefined) {
+      this.passOver();
       return;
     }
     this.queue.push(record);
@@ -165,11 +177,16 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   /** Reads on alone from where the lane fell behind; once level with the shared reader, is fed by it again. */
   private async readAlone(from: number): Promise<SpoolRecord[] | undefined> {
     this.own ??= this.fanout.spool.reader(this.select, from);
-    if (this.own.position < this.fanout.position) return this.own.read();
+    if (this.own.position < this.fanout.position) {
+      const records = await this.own.read();
+      this.passed = Math.max(0, this.passed - (records?.length ?? 0));
+      return records;
+    }
     // Level: the shared reader has read nothing past the own reader's position that the lane has
     // not been handed, and what it read before it (perhaps not yet handed out) is passed over.
     this.fedFrom = this.own.position;
     this.behindAt = undefined;
+    this.passed = 0;
     const own = this.own;
     this.own = undefined;
     await own.close();
