@@ -10,13 +10,10 @@ export interface LaneRouter {
 }
 
 /**
- * Records a lane holds for its consumer, at most, and all lanes together. A consumer that leaves
- * more waiting (its webhook down or slow) falls behind: the shared reader passes over its records,
- * and it reads them alone later. Each record held is its text and the event as accepting parsed
- * it (about 2 KB): 100 lanes of 256 held 50 MB while their webhooks were down.
+ * Records a lane holds for its consumer. A consumer that leaves more waiting (its webhook down or
+ * slow) falls behind: the shared reader passes over its records, and it reads them alone later.
  */
 const LANE_RECORDS = 256;
-const ALL_LANES_RECORDS = 4_096;
 
 /**
  * One reader over a spool for many consumers (wh serve's sources): each record is read once and
@@ -39,8 +36,7 @@ export class SpoolFanout {
     /** What a lane's own reader keeps, told from the first bytes (its consumer drops what is not its). */
     ownSelector: (lane: number) => SpoolSelector,
   ) {
-    const holds = Math.min(LANE_RECORDS, Math.ceil(ALL_LANES_RECORDS / count));
-    this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index), holds));
+    this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index)));
     this.shared = spool.reader({
       line: (buffer, start, end) => this.takes(router.line(buffer, start, end)),
       committed: (text, attached) => this.takes(router.record(text, attached)),
@@ -109,8 +105,6 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   constructor(
     private readonly fanout: SpoolFanout,
     private readonly select: SpoolSelector,
-    /** Records it holds before it falls behind. */
-    private readonly holds: number,
   ) {}
 
   get behind(): boolean {
@@ -130,7 +124,7 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   /** A record of the lane from the shared reader. */
   offer(record: SpoolRecord): void {
     if (record.seq < this.fedFrom) return;
-    if (this.behindAt === undefined && this.queue.length >= this.holds) this.behindAt = record.seq;
+    if (this.behindAt === undefined && this.queue.length >= LANE_RECORDS) this.behindAt = record.seq;
     if (this.behindAt !== undefined) {
       this.passOver();
       return;
