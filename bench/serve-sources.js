@@ -6,8 +6,11 @@
 // deliveries in flight), not with the events; the table says how many per accepted event. Up (200
 // at once): every accepted event is delivered meanwhile, and its CPU is in the figure. Each
 // configuration starts fresh on an empty directory; configurations take turns round by round,
-// batches of 100 events, 16 connections, SECONDS after one second of warm-up. CPU = user + system
-// of wh serve's process per event answered 200, from /proc.
+// batches of 100 events, 16 connections, SECONDS after WARM_UP seconds (default 1). CPU = user +
+// system of wh serve's process per event answered 200, from /proc. With the webhook down, the
+// first seconds hold each source's first retries (--concurrency 32 per source, Retry-After: 1, the
+// backoff growing from 1 s): BENCH_WARMUP_SECONDS=10 measures past them. BENCH_SOURCE_COUNTS=1,100
+// leaves out 10.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +24,8 @@ const BATCH = 100;
 const CONNECTIONS = 16;
 const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const COUNTS = [1, 10, 100];
+const WARM_UP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const COUNTS = (process.env.BENCH_SOURCE_COUNTS ?? "1,10,100").split(",").map(Number);
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
 const basic = (key) => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
 
@@ -45,7 +49,7 @@ async function measure(dir, webhook, sources, spread) {
   try {
     const post = (seconds) =>
       autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, requests: requestsFor(sources, spread) });
-    await post(1);
+    await post(WARM_UP);
     await webhook.perSecond();
     const before = cpuUs(serve.pid);
     const result = await post(SECONDS);
@@ -88,7 +92,7 @@ try {
 }
 
 console.log(
-  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS}): batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after 1 s of warm-up, medians of ${ROUNDS} rounds taking turns; floor: one source`,
+  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARM_UP}): batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARM_UP} s of warm-up, medians of ${ROUNDS} rounds taking turns; floor: one source`,
 );
 for (const state of ["down", "up"]) {
   for (const spread of [true, false]) {

@@ -4,8 +4,9 @@ import type { SegmentView } from "./spool-segments.js";
 import { CHUNK_BYTES } from "./spool-files.js";
 
 /**
- * Which records a reader hands over, decided without parsing them: several readers share one
- * spool, each passing over the others' records at the cost of a look at their first bytes.
+ * Which records a reader hands over, decided without parsing them (SpoolFanout): records of
+ * consumers that fell behind, or of other consumers, are passed over at the cost of a look at
+ * their first bytes.
  */
 export interface SpoolSelector {
   /** Whether the line `buffer[start, end)` read from a file is one to hand over. */
@@ -25,13 +26,15 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
   private segmentStart = -1;
   private offset = 0;
   private file: FileHandle | undefined;
-  private buffer = Buffer.alloc(CHUNK_BYTES);
+  /** Allocated at the first read from a file: a reader that stays caught up never needs it. */
+  private buffer: Buffer | undefined;
   private stopped = false;
   private wake: (() => void) | undefined;
 
+  /** `from`: the first record to hand over (earlier ones are passed over; the oldest record's, for every record). */
   constructor(
     private readonly spool: Spool,
-    from: number,
+    private readonly from: number,
     private readonly select?: SpoolSelector,
   ) {
     this.seq = from;
@@ -40,13 +43,12 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
   async *[Symbol.asyncIterator](): AsyncIterator<SpoolRecord[]> {
     try {
       for (;;) {
-        const records = await this.next();
+        const records = await this.read();
         if (records === undefined) return;
         if (records.length > 0) yield records;
       }
     } finally {
-      await this.file?.close();
-      this.file = undefined;
+      await this.close();
     }
   }
 
@@ -61,10 +63,26 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
     this.wake?.();
   }
 
-  /** The next records (perhaps none, when all of a window had ended); undefined once stopped or the spool closed. */
-  private async next(): Promise<SpoolRecord[] | undefined> {
+  /** Closes the file it reads; reading again opens it again, at the same place. */
+  async close(): Promise<void> {
+    const file = this.file;
+    this.file = undefined;
+    this.buffer = undefined;
+    await file?.close();
+  }
+
+  /**
+   * The next records (perhaps none: a window of records ended or passed over); undefined once
+   * stopped or the spool closed. Waits for a commit only once it has read every record there is.
+   */
+  async read(): Promise<SpoolRecord[] | undefined> {
     if (this.stopped) return undefined;
     const segment = this.spool.segmentFrom(this.seq);
+    if (segment === undefined && this.seq < this.spool.nextSeq) {
+      // Every record from here to the end ended and its segment was removed.
+      this.seq = this.spool.nextSeq;
+      return [];
+    }
     if (segment === undefined) {
       const stopping = new Promise<undefined>((resolve) => {
         this.wake = () => resolve(undefined);
@@ -86,8 +104,9 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
       return records;
     }
     if (segment.start !== this.segmentStart) {
-      // The segment before ended whole (or this is the first read): start at this one's top.
-      this.seq = Math.max(this.seq, segment.start);
+      // The segment before ended whole, or this is the first read (perhaps from the middle of a
+      // segment, `from`): start at this one's top, passing over what comes before `from`.
+      this.seq = segment.start;
       await this.moveTo(segment);
     }
     return this.readWindow(segment);
@@ -107,24 +126,27 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
     this.file ??= await open(segment.path, "r");
     const end = segment.bytes;
     if (this.offset >= end) return [];
-    let length = Math.min(end - this.offset, this.buffer.length);
-    let filled = (await this.file.read(this.buffer, 0, length, this.offset)).bytesRead;
-    while (this.buffer.lastIndexOf(10, filled - 1) === -1 && this.offset + filled < end) {
+    this.buffer ??= Buffer.alloc(CHUNK_BYTES);
+    let buffer = this.buffer;
+    let length = Math.min(end - this.offset, buffer.length);
+    let filled = (await this.file.read(buffer, 0, length, this.offset)).bytesRead;
+    while (buffer.lastIndexOf(10, filled - 1) === -1 && this.offset + filled < end) {
       // A record longer than the buffer: a bigger one, and read on.
-      this.buffer = Buffer.concat([this.buffer, Buffer.alloc(this.buffer.length)]);
-      length = Math.min(end - this.offset, this.buffer.length);
-      filled += (await this.file.read(this.buffer, filled, length - filled, this.offset + filled)).bytesRead;
+      buffer = Buffer.concat([buffer, Buffer.alloc(buffer.length)]);
+      this.buffer = buffer;
+      length = Math.min(end - this.offset, buffer.length);
+      filled += (await this.file.read(buffer, filled, length - filled, this.offset + filled)).bytesRead;
     }
     const records: SpoolRecord[] = [];
     let lineStart = 0;
-    for (let newline = this.buffer.indexOf(10, 0); newline !== -1 && newline < filled; newline = this.buffer.indexOf(10, lineStart)) {
+    for (let newline = buffer.indexOf(10, 0); newline !== -1 && newline < filled; newline = buffer.indexOf(10, lineStart)) {
       const index = this.seq - segment.start;
-      if (segment.ended[index] !== 1) {
+      if (segment.ended[index] !== 1 && this.seq >= this.from) {
         // NUL bytes are never part of a record (JSON escapes them): a run of them is a hole an older wh left.
-        let from = lineStart;
-        while (from < newline && this.buffer[from] === 0) from += 1;
-        if (this.select === undefined || this.select.line(this.buffer, from, newline))
-          records.push({ seq: this.seq, text: this.buffer.toString("utf8", from, newline) });
+        let textStart = lineStart;
+        while (textStart < newline && buffer[textStart] === 0) textStart += 1;
+        if (this.select === undefined || this.select.line(buffer, textStart, newline))
+          records.push({ seq: this.seq, text: buffer.toString("utf8", textStart, newline) });
       }
       this.seq += 1;
       lineStart = newline + 1;

@@ -117,9 +117,9 @@ export class Spool {
     });
   }
 
-  /** A reader of every record not ended (or those `select` keeps), from the oldest, in order; it ends when the spool closes. */
-  reader(select?: SpoolSelector): SpoolReader {
-    return new SpoolReader(this, this.segments.first, select);
+  /** A reader of every record not ended (or those `select` keeps), from the oldest (or `from`), in order; it ends when the spool closes. */
+  reader(select?: SpoolSelector, from = this.segments.first): SpoolReader {
+    return new SpoolReader(this, from, select);
   }
 
   /** The segment holding `seq`, or else the first after it; undefined past the end. */

@@ -40,6 +40,8 @@ export interface RunOptions {
   concurrency: number;
   /** Keep each user's events in input order. */
   ordered: boolean;
+  /** Jobs held beyond the concurrency, waiting for a slot (default READ_AHEAD). */
+  readAhead?: number | undefined;
   /** Events per request: more than 1 sends Actions batches (JSON arrays). Default 1. */
   batchSize?: number | undefined;
   /** Requests started per second at most. */
@@ -122,7 +124,11 @@ class DeliveryRun {
     // Held beyond those running: READ_AHEAD jobs, enough for the reader's next chunk and for ordered
     // runs to find other users' events. 4x the concurrency (2,048 jobs at --concurrency 512) was
     // slower there: 8,962-9,088 events/s against 9,147-9,154 (bench/in-flight.js, cold receiver).
-    this.pool = new OrderedPool({ concurrency: options.concurrency, ordered: options.ordered, maxQueued: options.concurrency + READ_AHEAD });
+    this.pool = new OrderedPool({
+      concurrency: options.concurrency,
+      ordered: options.ordered,
+      maxQueued: options.concurrency + (options.readAhead ?? READ_AHEAD),
+    });
     // Jobs read but not started are simply not reached, like the lines after them.
     this.stop = new RunStop(
       options.signal,

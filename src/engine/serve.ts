@@ -205,13 +205,14 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
   return (number, stored, preparedAlready) => {
     const own = sourceOf(stored.source);
     const destination = (own ?? (sources[0] as Source)).destination;
-    const prepared: PrepareResult =
+    const prepare = (): PrepareResult =>
       own === undefined
         ? { ok: false, kind: "invalid-message", error: `accepted for the source ${JSON.stringify(stored.source)}, which the config no longer has` }
         : onlyTo(
             preparedAlready ?? prepareMessage(stored.event, stamps, { mode: destination.mode, fromTrackingApi: true, filter: destination.filter }),
             stored.subscriptions,
           );
+    let prepared: PrepareResult | undefined;
     const messageId = stored.event.messageId as string;
     const job: DeliveryJob = {
       number,
@@ -219,7 +220,15 @@ function jobMaker(sourceOf: (name: string | null) => Source | undefined, sources
       get original() {
         return JSON.stringify(stored.event);
       },
-      prepared,
+      // Prepared when the runner takes the job, not when it is read: what a forwarder reads ahead
+      // of its runner (100 sources' worth with the webhooks down) is not built meanwhile.
+      get prepared() {
+        prepared ??= prepare();
+        return prepared;
+      },
+      set prepared(routed) {
+        prepared = routed;
+      },
       // Made when a line prints it (its failure, --verbose, the terminal's delivered line), not for every event.
       get label() {
         return eventLabel(stored.event);

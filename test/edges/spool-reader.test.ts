@@ -70,4 +70,14 @@ describe("SpoolReader's byte positions", () => {
     ]);
     await iterator.return?.();
   });
+
+  it("a reader from a record in the middle of a segment hands over that record and those after it, in order", async () => {
+    await spool.append(["one", "two", "three", "four"].map(text));
+    const iterator = spool.reader(undefined, 2)[Symbol.asyncIterator]();
+    expect((await nextWindow(iterator)).map(plain)).toEqual([
+      { seq: 2, text: text("three") },
+      { seq: 3, text: text("four") },
+    ]);
+    await iterator.return?.();
+  });
 });

@@ -40,6 +40,9 @@ export interface Forwarding {
   stop(): Promise<RunSummary[]>;
 }
 
+/** Jobs held beyond those in flight, over every source (one source: the runner's own read-ahead). */
+const SHARED_READ_AHEAD = 256;
+
 /**
  * One forwarder per source: the shared runner (each user's events in order, retries for the
  * window, dead letters) over the jobs its store feeds it, recording each end in the store.
@@ -60,6 +63,10 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
   if (options.signal.aborted) stopping.abort();
   else options.signal.addEventListener("abort", relayStop, { once: true });
   closers.push(() => options.signal.removeEventListener("abort", relayStop));
+  // Prepared jobs held beyond those in flight, shared by the sources: a source whose webhook is
+  // down holds that many until it comes back, and 100 sources each holding a replay's 256 were
+  // 25,600 events prepared for nothing. What a source reads ahead waits unprepared in its spool lane.
+  const readAhead = destinations.length > 1 ? Math.ceil(SHARED_READ_AHEAD / destinations.length) : undefined;
   try {
     const logs = destinations.map((destination) => store.logs(destination));
     closers.push(...logs.map((log) => log.close));
@@ -75,6 +82,7 @@ export async function startForwarding(store: EventStore, makeJob: JobMaker, metr
         stopInput: input.stop,
         sender,
         concurrency: options.concurrency,
+        readAhead,
         ordered: true,
         batchSize: destination.batchSize,
         ratePerSecond: undefined,

@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { AppendFile } from "../../adapters/append-file.js";
-import { Spool } from "../../adapters/spool.js";
+import { Spool, type SpoolRecord } from "../../adapters/spool.js";
 import { deadLetterFileName, removeSpoolDeadLetters } from "../../adapters/spool-dead-letters.js";
 import type { Quarantined } from "../../adapters/spool-recovery.js";
-import type { SpoolReader, SpoolSelector } from "../../adapters/spool-reader.js";
+import type { SpoolSelector } from "../../adapters/spool-reader.js";
+import { type LaneRouter, SpoolFanout } from "../../adapters/spool-fanout.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
 import type { Registry } from "../../core/prometheus.js";
@@ -25,7 +26,8 @@ export interface SpoolStoreOptions {
  * the backlog waits on disk; dead letters go to a file per source in the data directory.
  */
 export class SpoolStore implements EventStore {
-  private readonly readers: SpoolReader[] = [];
+  /** The reading that feeds the forwarders, once feed() started it. */
+  private reading: { lag(): number; stop(): void } | undefined;
 
   private constructor(
     private readonly spool: Spool,
@@ -101,18 +103,30 @@ export class SpoolStore implements EventStore {
     return { journal: this.spool, deadLetter: file, close: () => file.close() };
   }
 
+  /**
+   * One source: a reader of every record. Several: one reader for all (a fanout), each record
+   * read once and handed to its source's forwarder (sourceRouter).
+   */
   feed(destinations: readonly Destination[], makeJob: JobMaker): Map<Destination, JobInput> {
+    const [only] = destinations;
+    if (destinations.length === 1 && only !== undefined) {
+      const reader = this.spool.reader();
+      this.reading = { lag: () => this.spool.nextSeq - reader.position, stop: () => reader.stop() };
+      return new Map([[only, { jobs: jobsOf(reader, only, makeJob, true), stop: () => reader.stop() }]]);
+    }
+    const router = sourceRouter(destinations);
+    const fanout = new SpoolFanout(this.spool, router, destinations.length, (lane) => laneSelector(router, lane));
+    this.reading = fanout;
     return new Map(
-      destinations.map((destination) => {
-        const reader = this.spool.reader(destinations.length === 1 ? undefined : sourceSelector(destination, destinations));
-        this.readers.push(reader);
-        return [destination, { jobs: jobsOf(reader, destination, makeJob, destination === destinations[0]), stop: () => reader.stop() }];
+      destinations.map((destination, index) => {
+        const lane = fanout.lane(index);
+        return [destination, { jobs: jobsOf(lane, destination, makeJob, index === 0), stop: () => lane.stop() }];
       }),
     );
   }
 
   lag(): number {
-    return this.readers.reduce((most, reader) => Math.max(most, this.spool.nextSeq - reader.position), 0);
+    return this.reading?.lag() ?? 0;
   }
 
   backlog(): number {
@@ -133,58 +147,66 @@ export class SpoolStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    for (const reader of this.readers) reader.stop();
+    this.reading?.stop();
     this.spool.close();
   }
 }
 
 /** Every stored record starts so (sourceTag), whatever its source. */
-const TAG_START = Buffer.from('{"source":');
+const TAG_START = '{"source":';
 
 /**
- * The records a destination's reader hands over, told by their first bytes (sourceTag): its
- * source's; for the first destination also those of a source the config no longer has (its
- * jobMaker makes them invalid, dead-lettered once); and any record that does not start with a
- * tag, parsed to find out (jobsOf keeps it only if it is the destination's). So one record costs
- * one parse whatever the number of sources, where every reader used to parse every record.
+ * The lanes of a spool fanout for the sources (one per destination, in order), told by a
+ * record's first bytes (sourceTag) without parsing it. The first lane also takes records of a
+ * source the config no longer has (its jobMaker makes them invalid, dead-lettered once) and
+ * records that cannot be read. A name with an escape in it is read by a parse.
  */
-function sourceSelector(destination: Destination, destinations: readonly Destination[]): SpoolSelector {
-  const own = destination.source ?? null;
-  const ownTag = Buffer.from(sourceTag(own));
-  const strays = destination === destinations[0];
-  const known = new Set(destinations.map((each) => each.source ?? null));
-  const knownTags = new Set(destinations.map((each) => sourceTag(each.source ?? null)));
-  const startsWith = (buffer: Buffer, start: number, end: number, tag: Buffer) =>
-    end - start >= tag.length && buffer.compare(tag, 0, tag.length, start, start + tag.length) === 0;
+function sourceRouter(destinations: readonly Destination[]): LaneRouter {
+  const laneByName = new Map(destinations.map((destination, index) => [destination.source ?? null, index]));
+  const laneByTag = new Map(destinations.map((destination, index) => [sourceTag(destination.source ?? null), index]));
+  // A line's first bytes as long as the longest tag: a longer name is no source's, and tells
+  // from its text alone (its tag is cut short here).
+  const tagBytes = Math.max(...[...laneByTag.keys()].map((tag) => Buffer.byteLength(tag)));
+  const laneOfTag = (tag: string | undefined): number | undefined => (tag === undefined ? undefined : (laneByTag.get(tag) ?? 0));
   return {
-    line(buffer, start, end) {
-      if (startsWith(buffer, start, end, ownTag) || !startsWith(buffer, start, end, TAG_START)) return true;
-      if (!strays) return false;
-      const tag = tagAt(buffer, start, end);
-      return tag === undefined || !knownTags.has(tag);
-    },
-    committed(_text, attached) {
-      const source = (attached as AcceptedEvent | undefined)?.stored.source;
-      return source === undefined || source === own || (strays && !known.has(source));
+    line: (buffer, start, end) => laneOfTag(tagOf(buffer.toString("utf8", start, Math.min(end, start + tagBytes)))),
+    record(text, attached) {
+      const held = attached as AcceptedEvent | undefined;
+      if (held !== undefined) return laneByName.get(held.stored.source) ?? 0;
+      const lane = laneOfTag(tagOf(text));
+      if (lane !== undefined) return lane;
+      const stored = readStored(text);
+      return typeof stored === "string" ? 0 : (laneByName.get(stored.source) ?? 0);
     },
   };
 }
 
-/** The tag (sourceTag) the line at `start` starts with; undefined when its name holds an escape, which only a parse reads right. */
-function tagAt(buffer: Buffer, start: number, end: number): string | undefined {
-  let at = start + TAG_START.length;
-  if (buffer[at] === 0x22) {
-    for (at += 1; at < end && buffer[at] !== 0x22; at += 1) if (buffer[at] === 0x5c) return undefined;
-    at += 1;
-  } else at += "null".length;
-  return at < end && buffer[at] === 0x2c ? buffer.toString("utf8", start, at + 1) : undefined;
+/** What a lane's own reader keeps: the records the router sends to the lane, and those only a parse tells (jobsOf drops what is not its). */
+function laneSelector(router: LaneRouter, lane: number): SpoolSelector {
+  return {
+    line(buffer, start, end) {
+      const routed = router.line(buffer, start, end);
+      return routed === undefined || routed === lane;
+    },
+    committed: (text, attached) => router.record(text, attached) === lane,
+  };
+}
+
+/** The tag (sourceTag) a record's text starts with; undefined when it has none or its name holds an escape, which only a parse reads right. */
+function tagOf(text: string): string | undefined {
+  if (!text.startsWith(TAG_START)) return undefined;
+  if (text.startsWith("null,", TAG_START.length)) return text.slice(0, TAG_START.length + "null,".length);
+  if (text.charCodeAt(TAG_START.length) !== 0x22) return undefined;
+  const close = text.indexOf('"', TAG_START.length + 1);
+  if (close === -1 || text.charCodeAt(close + 1) !== 0x2c || text.lastIndexOf("\\", close) > TAG_START.length) return undefined;
+  return text.slice(0, close + 2);
 }
 
 /**
  * A destination's jobs from a spool reader: the events of its source (makeJob says whose each is),
  * and, for the first destination (`strays`), records that cannot be read, to be dead-lettered once.
  */
-async function* jobsOf(reader: SpoolReader, destination: Destination, makeJob: JobMaker, strays: boolean): AsyncIterable<DeliveryJob[]> {
+async function* jobsOf(reader: AsyncIterable<SpoolRecord[]>, destination: Destination, makeJob: JobMaker, strays: boolean): AsyncIterable<DeliveryJob[]> {
   for await (const records of reader) {
     const jobs: DeliveryJob[] = [];
     for (const record of records) {
