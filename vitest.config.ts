@@ -86,7 +86,7 @@ export default defineConfig({
       include: ["src/**/*.ts"],
       // The inspector page's script runs in Chromium (test/browser checks what it does), and
       // main.ts only wires the process to runMain (the spawned tests run it).
-      exclude: ["src/browser/**", "src/cli/main.ts"],
+      exclude: ["src/browser/**", "src/cli/wiring/main.ts"],
       reporter: ["text-summary"],
       thresholds:
         process.env.WH_REQUIRE_SERVICES === "1"

@@ -10,7 +10,7 @@
 import { fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Spool } from "../dist/adapters/spool.js";
+import { Spool } from "../dist/adapters/spool/spool.js";
 import { inexactNumberProblem } from "../dist/core/message/exact-numbers.js";
 import { parseJsonNumbers } from "../dist/core/message/parse-json.js";
 import { checkMessage } from "../dist/core/message/prepare.js";

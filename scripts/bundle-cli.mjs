@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const SRC = resolve("src");
-const MAIN = join(SRC, "cli/main.ts");
+const MAIN = join(SRC, "cli/wiring/main.ts");
 const ERRORS = join(SRC, "core/errors.ts");
 // Kept external, loaded from node_modules: @redis/client (`wh serve --queue` only), and Segment's engines
 // (@segment/actions-core, @segment/destination-subscriptions: only with subscriptions, required by
@@ -89,7 +89,7 @@ function requireSeparateFiles(inMain) {
   };
 }
 
-/** main.cjs is cli/main.ts, and exports core/errors for the lazily loaded files. */
+/** main.cjs is cli/wiring/main.ts, and exports core/errors for the lazily loaded files. */
 const mainWithErrors = {
   name: "main-with-errors",
   setup(build) {

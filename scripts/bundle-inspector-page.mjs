@@ -1,6 +1,6 @@
 // Builds the inspector's page from src/browser/inspector/: its script (type-checked against the DOM
 // by tsconfig.browser.json) bundled by esbuild into one script, put into page.html, and the page
-// written as a module the server imports: src/adapters/inspector-page.generated.ts. Being a module
+// written as a module the server imports: src/adapters/inspector/page.generated.ts. Being a module
 // of src, kept in git, the page is served as it is by whatever runs src (vitest with no build, tsc's
 // dist/, the CLI bundle, an editor) without a step or a plugin of its own. `npm run build` writes
 // it; with --check this writes nothing and fails when it is not what the sources give (a test runs
@@ -11,7 +11,7 @@ import { build } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const PAGE_DIR = "src/browser/inspector";
-const OUT = "src/adapters/inspector-page.generated.ts";
+const OUT = "src/adapters/inspector/page.generated.ts";
 const SLOT = "__INSPECTOR_SCRIPT__";
 
 /**

@@ -1,7 +1,7 @@
 // Writes docs/commands.md from the command registry and the flag tables, through tsc's output of
-// src/cli/command-reference.ts (so `npm run docs` builds first). test/cli/command-reference.test.ts
+// src/cli/output/command-reference.ts (so `npm run docs` builds first). test/cli/output/command-reference.test.ts
 // makes the same text from src and fails when the file in git differs.
 import { writeFileSync } from "node:fs";
 
-const { commandReference } = await import("../dist/cli/command-reference.js");
+const { commandReference } = await import("../dist/cli/output/command-reference.js");
 writeFileSync(new URL("../docs/commands.md", import.meta.url), commandReference());

@@ -1,5 +1,5 @@
 // Whether dist/ holds a build of the source as it is: `npm start` builds only when it does not,
-// and the tests that spawn bin/wh.cjs refuse a stale one (test/cli/run-wh.ts).
+// and the tests that spawn bin/wh.cjs refuse a stale one (test/helpers/run-wh.ts).
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -3,8 +3,8 @@
  * Segment Webhooks destination (createWebhookSender), verify them in an app (the receiver
  * adapters), and send batches with the Analytics client. Importing it changes nothing global.
  */
-export { Analytics } from "./client/analytics.js";
-export { AnalyticsError, isDebugEnabled } from "./client/analytics-options.js";
+export { Analytics } from "./library/analytics/analytics.js";
+export { AnalyticsError, isDebugEnabled } from "./library/analytics/analytics-options.js";
 export type {
   AliasFields,
   Callback,
@@ -16,9 +16,9 @@ export type {
   PageFields,
   ScreenFields,
   TrackFields,
-} from "./client/analytics.js";
-export type { AnalyticsErrorCode, AnalyticsOptions } from "./client/analytics-options.js";
-export type { AnalyticsEvents, BatchResult, DeliveryFailure, QueuedMessage } from "./client/batch-sender.js";
+} from "./library/analytics/analytics.js";
+export type { AnalyticsErrorCode, AnalyticsOptions } from "./library/analytics/analytics-options.js";
+export type { AnalyticsEvents, BatchResult, DeliveryFailure, QueuedMessage } from "./library/analytics/batch-sender.js";
 export { signBody, verifySignature, verifyBody, SIGNATURE_HEADER } from "./core/sign.js";
 export type { VerifyResult, BodyVerdict } from "./core/sign.js";
 export { explainMismatch } from "./core/explain-signature.js";
@@ -38,14 +38,14 @@ export { createUndiciTransport } from "./adapters/undici-transport.js";
 export type { UndiciTransportOptions } from "./adapters/undici-transport.js";
 export { systemClock } from "./adapters/system-clock.js";
 export type { Clock } from "./core/clock.js";
-export { startReceiver } from "./adapters/receiver.js";
-export type { Receiver, ReceiverOptions, ReceivedRequest } from "./adapters/receiver.js";
+export { startReceiver } from "./adapters/listen-server.js";
+export type { Receiver, ReceiverOptions, ReceivedRequest } from "./adapters/listen-server.js";
 export type { Untrusted } from "./core/untrusted.js";
 export { parseConfig } from "./config/schema.js";
 export type { WhConfig } from "./config/schema.js";
 export { WhError, UsageError, ConfigError, InputError } from "./core/errors.js";
 export { VERSION, USER_AGENT } from "./version.js";
-export { createWebhookSender } from "./library/webhook-sender.js";
+export { createWebhookSender } from "./library/sender/webhook-sender.js";
 export type {
   AttemptRecord,
   SendOptions,
@@ -54,9 +54,9 @@ export type {
   WebhookSender,
   WebhookSenderSettings,
   WebhookUrl,
-} from "./library/webhook-sender.js";
-export type { SubscriptionDelivery } from "./library/subscription-send.js";
-export { verifyRequest, webhookOf } from "./receiver/verify-request.js";
+} from "./library/sender/webhook-sender.js";
+export type { SubscriptionDelivery } from "./library/sender/subscription-send.js";
+export { verifyRequest, webhookOf } from "./library/receiver/verify-request.js";
 export type {
   BatchWebhook,
   RejectReason,
@@ -65,13 +65,13 @@ export type {
   SingleWebhook,
   VerifiedWebhook,
   VerifyRequestInput,
-} from "./receiver/verify-request.js";
-export { DEFAULT_MAX_BODY_BYTES } from "./receiver/options.js";
-export type { WebhookOptions } from "./receiver/options.js";
+} from "./library/receiver/verify-request.js";
+export { DEFAULT_MAX_BODY_BYTES } from "./library/receiver/options.js";
+export type { WebhookOptions } from "./library/receiver/options.js";
 export type { SigningScheme } from "./core/standard-webhooks.js";
-export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./receiver/node.js";
-export type { ExpressLikeRequest } from "./receiver/node.js";
-export { honoWebhook, nextWebhook, verifyFetchRequest } from "./receiver/fetch.js";
-export type { HonoLikeContext } from "./receiver/fetch.js";
-export { fastifyWebhook, WebhookRejection } from "./receiver/fastify.js";
-export type { FastifyLikeReply, FastifyLikeRequest } from "./receiver/fastify.js";
+export { expressWebhook, nodeWebhook, verifyNodeRequest } from "./library/receiver/node.js";
+export type { ExpressLikeRequest } from "./library/receiver/node.js";
+export { honoWebhook, nextWebhook, verifyFetchRequest } from "./library/receiver/fetch.js";
+export type { HonoLikeContext } from "./library/receiver/fetch.js";
+export { fastifyWebhook, WebhookRejection } from "./library/receiver/fastify.js";
+export type { FastifyLikeReply, FastifyLikeRequest } from "./library/receiver/fastify.js";

@@ -2,7 +2,7 @@
  * A word in single quotes, which a POSIX shell reads back as the one word it was whatever it
  * holds: inside single quotes nothing is syntax (`;`, `$(…)`, backquotes, newlines), and a `'` is
  * closed, escaped and reopened. The inspector page's copy commands use it too (bundled into the
- * page with adapters/inspector-commands.ts).
+ * page with adapters/inspector/commands.ts).
  */
 export function singleQuoted(text: string): string {
   return `'${String(text).replace(/'/g, "'\\''")}'`;

@@ -1,5 +1,5 @@
-import type { Analytics } from "../client/analytics.js";
-import type { BatchResult, QueuedMessage } from "../client/batch-sender.js";
+import type { Analytics } from "../library/analytics/analytics.js";
+import type { BatchResult, QueuedMessage } from "../library/analytics/batch-sender.js";
 import type { DeliveryReport } from "../core/deliver.js";
 import type { Sender } from "./deliverer.js";
 import type { RetryWaits } from "./retry-waits.js";

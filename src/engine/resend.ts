@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { forwardableHeaders } from "../adapters/receiver.js";
+import { forwardableHeaders } from "../adapters/listen-server.js";
 import type { Destination, HttpMethod } from "../config/resolve.js";
 import { describeOutcome, type DeliveryReport } from "../core/deliver.js";
 import { redactUrl } from "../core/redact.js";

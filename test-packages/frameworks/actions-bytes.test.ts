@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sendLikeSegment } from "./actions-webhook-oracle.js";
 import { runInProcess } from "../../test/helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest, type Reply } from "../../test/helpers/recording-server.js";
-import { SECRET } from "../../test/cli/replay-helpers.js";
-import { makeTempDir, removeTempDirs } from "../../test/cli/run-wh.js";
+import { SECRET } from "../../test/cli/commands/replay-helpers.js";
+import { makeTempDir, removeTempDirs } from "../../test/helpers/run-wh.js";
 
 // Actions mode held to a capture of Segment's own Webhooks (Actions) destination, run here by
 // actions-core's createTestIntegration against real servers (actions-webhook-oracle.ts).

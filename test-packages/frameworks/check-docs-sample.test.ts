@@ -2,8 +2,8 @@ import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import express from "express";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { removeTempDirs } from "../../test/cli/run-wh.js";
-import { check, closeReceivers, expectReserialisationAdvisory, listening, outcomes, type Receiver, SECRET } from "../../test/cli/check-receivers.js";
+import { removeTempDirs } from "../../test/helpers/run-wh.js";
+import { check, closeReceivers, expectReserialisationAdvisory, listening, outcomes, type Receiver, SECRET } from "../../test/cli/commands/check-receivers.js";
 
 // wh check against the receiver of segment-docs' Webhooks destination page, an Express app as
 // the page writes it: every required case passes, with one advisory.

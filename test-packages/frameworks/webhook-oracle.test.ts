@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SEND_FIELDS } from "../../src/core/destination/send-action.js";
 import { runInProcess } from "../../test/helpers/in-process.js";
 import { closedAfterEach, type RecordedRequest, type RecordingServer } from "../../test/helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "../../test/cli/run-wh.js";
+import { makeTempDir, removeTempDirs } from "../../test/helpers/run-wh.js";
 
 // The oracle: Segment's own Webhooks (Actions) destination (@segment/action-destinations, a
 // package of this test package, never imported by src/) run by actions-core's createTestIntegration, the harness

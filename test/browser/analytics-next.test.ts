@@ -8,8 +8,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { mountTmpfs, type Tmpfs } from "../helpers/tmpfs.js";
-import { lines, makeTempDir, removeTempDirs, ROOT } from "../cli/run-wh.js";
-import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { lines, makeTempDir, removeTempDirs, ROOT } from "../helpers/run-wh.js";
+import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/commands/serve-helpers.js";
 import { redisAvailable, startRedis, type TestRedis } from "../redis/redis-server.js";
 import { chromiumAvailable as available, launchChromium } from "./browser-helpers.js";
 

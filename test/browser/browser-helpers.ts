@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
-import { lines, makeTempDir, removeTempDirs, type WhProcess } from "../cli/run-wh.js";
+import { lines, makeTempDir, removeTempDirs, type WhProcess } from "../helpers/run-wh.js";
 import { inProcess } from "../helpers/in-process.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { hmacHex } from "../cli/run-wh.js";
+import { hmacHex } from "../helpers/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { chromiumAvailable as available, chromiumForTheFile, openLive, post, startWithUi } from "./browser-helpers.js";
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { hmacHex, makeTempDir } from "../cli/run-wh.js";
+import { hmacHex, makeTempDir } from "../helpers/run-wh.js";
 import { chromiumAvailable as available, chromiumForTheFile, post, startWithUi } from "./browser-helpers.js";
 
 // wh listen --ui --out FILE remembers: the page of a new run shows what FILE already holds.

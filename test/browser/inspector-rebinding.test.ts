@@ -1,8 +1,8 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, makeTempDir } from "../cli/run-wh.js";
-import { startServe } from "../cli/serve-helpers.js";
+import { hmacHex, makeTempDir } from "../helpers/run-wh.js";
+import { startServe } from "../cli/commands/serve-helpers.js";
 import { chromiumAvailable as available, launchChromium, post, startWithUi, stopAll } from "./browser-helpers.js";
 
 // DNS rebinding, played in Chromium: evil.example resolves to 127.0.0.1, as the name of an

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { hmacHex, ROOT } from "../cli/run-wh.js";
+import { hmacHex, ROOT } from "../helpers/run-wh.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile, openLive } from "./browser-helpers.js";
 

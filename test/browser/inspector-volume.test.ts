@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { hmacHex } from "../cli/run-wh.js";
+import { hmacHex } from "../helpers/run-wh.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 
 // The inspector under volume (issue 27): 20,000 real requests to wh listen --ui while the page

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { hmacHex, lines, makeTempDir } from "../cli/run-wh.js";
-import { trackSubscription } from "../cli/serve-subscriptions-scenario.js";
+import { hmacHex, lines, makeTempDir } from "../helpers/run-wh.js";
+import { trackSubscription } from "../cli/commands/serve-subscriptions-scenario.js";
 import { shellWords } from "../helpers/shell-words.js";
 import { chromiumAvailable as available, post, startWithUi, chromiumForTheFile } from "./browser-helpers.js";
 

@@ -6,7 +6,7 @@ import { buildCases, CHECK_CASES, type CheckSettings } from "../../src/core/chec
 import { gradeCase, summarize } from "../../src/core/check/grade.js";
 import { junitXml } from "../../src/core/check/junit.js";
 import { MAX_MESSAGE_BYTES } from "../../src/core/message/rules.js";
-import { parseXml } from "../cli/junit-check.js";
+import { parseXml } from "../cli/commands/junit-check.js";
 
 const SECRET = "s3cret";
 

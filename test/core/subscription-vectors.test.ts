@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSegmentEngines } from "../../src/adapters/segment-engines.js";
 import { compileSubscriptions, type SubscriptionConfig } from "../../src/core/destination/subscriptions.js";
-import { FIXTURES } from "../cli/run-wh.js";
+import { FIXTURES } from "../helpers/run-wh.js";
 
 // Segment's own vectors (fixtures/segment-vectors, read as data): every trigger its FQL tests
 // parse is a trigger wh takes and matches as destination-subscriptions does; every mapping its

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { basic, eventually, post, servedInTempDirs, signedBodies } from "../cli/serve-helpers.js";
+import { basic, eventually, post, servedInTempDirs, signedBodies } from "../cli/commands/serve-helpers.js";
 
 // wh serve's dedup by messageId inside one request: two events of one batch with the same
 // messageId are one event (the first), while an invalid event does not take its messageId from

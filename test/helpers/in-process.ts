@@ -1,5 +1,5 @@
-import { runMain } from "../../src/cli/run-main.js";
-import { cleanEnv, makeTempDir, type RunOptions, type RunResult, type WhChild, type WhProcess } from "../cli/run-wh.js";
+import { runMain } from "../../src/cli/wiring/run-main.js";
+import { cleanEnv, makeTempDir, type RunOptions, type RunResult, type WhChild, type WhProcess } from "./run-wh.js";
 import { testIo } from "./test-io.js";
 
 /** The signals whose first arrival stops a run cleanly: in-process, the io's interrupt. */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { shellQuote } from "../../src/core/shell-quote.js";
-import { builtBin, cleanEnv, type RunOptions, type WhProcess, watchChild } from "../cli/run-wh.js";
+import { builtBin, cleanEnv, type RunOptions, type WhProcess, watchChild } from "./run-wh.js";
 
 /**
  * `node bin/wh.cjs …args` on a pseudo-terminal, as a person at a terminal runs it: its stdin,

@@ -1,9 +1,9 @@
 import { clearLine, cursorTo, moveCursor } from "node:readline";
 import { PassThrough, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { type CliIo, type CliTimings, RetryNowRequests } from "../../src/cli/io.js";
+import { type CliIo, type CliTimings, RetryNowRequests } from "../../src/cli/wiring/io.js";
 import type { Clock } from "../../src/core/clock.js";
-import type { RunResult, WhProcess } from "../cli/run-wh.js";
+import type { RunResult, WhProcess } from "./run-wh.js";
 
 /**
  * Short waits for tests: a stopped run's grace period and the progress cadence off a terminal.

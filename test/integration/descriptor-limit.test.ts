@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { builtBin, cleanEnv, makeTempDir, removeTempDirs, ROOT } from "../cli/run-wh.js";
+import { builtBin, cleanEnv, makeTempDir, removeTempDirs, ROOT } from "../helpers/run-wh.js";
 import { tracked } from "../helpers/children.js";
 
 /**

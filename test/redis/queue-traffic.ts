@@ -1,6 +1,6 @@
 import type { RecordedRequest } from "../helpers/recording-server.js";
 import { Analytics } from "@segment/analytics-node";
-import { basic, post, signedBodies } from "../cli/serve-helpers.js";
+import { basic, post, signedBodies } from "../cli/commands/serve-helpers.js";
 
 /** Traffic for wh serve's Redis queue tests through outages and failovers, and what the receiver made of it. */
 

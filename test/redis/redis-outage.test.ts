@@ -1,11 +1,11 @@
 import { createClient } from "@redis/client";
-import { QueueKeys } from "../../src/adapters/redis-connection.js";
+import { QueueKeys } from "../../src/adapters/redis/connection.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { RedisQueue } from "../../src/adapters/redis-queue.js";
-import type { QueuedEntry } from "../../src/adapters/redis-reader.js";
+import { RedisQueue } from "../../src/adapters/redis/queue.js";
+import type { QueuedEntry } from "../../src/adapters/redis/reader.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { makeTempDir, removeTempDirs } from "../cli/run-wh.js";
-import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { makeTempDir, removeTempDirs } from "../helpers/run-wh.js";
+import { eventually, signedBodies, startServe, type ServeProcess } from "../cli/commands/serve-helpers.js";
 import { orderedProducer, tally } from "./queue-traffic.js";
 import { redisAvailable, startProxy, startRedis, type TestProxy, type TestRedis } from "./redis-server.js";
 

@@ -1,13 +1,13 @@
 // wh serve on a real Redis Cluster (3 masters, 3 replicas, started here), in-process.
 import { Analytics } from "@segment/analytics-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { QueueKeys } from "../../src/adapters/redis-connection.js";
-import { RedisQueue } from "../../src/adapters/redis-queue.js";
+import { QueueKeys } from "../../src/adapters/redis/connection.js";
+import { RedisQueue } from "../../src/adapters/redis/queue.js";
 import { shardOfKey } from "../../src/core/shard.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
-import { lines, makeTempDir, removeTempDirs } from "../cli/run-wh.js";
-import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { lines, makeTempDir, removeTempDirs } from "../helpers/run-wh.js";
+import { basic, eventually, post, signedBodies, startServe, type ServeProcess } from "../cli/commands/serve-helpers.js";
 import { sdkProducer, tally } from "./queue-traffic.js";
 import { cli, clusterAvailable, startCluster, type TestCluster } from "./redis-cluster.js";
 

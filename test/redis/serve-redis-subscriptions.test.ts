@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { lines, makeTempDir, STACK_TRACE } from "../cli/run-wh.js";
+import { lines, makeTempDir, STACK_TRACE } from "../helpers/run-wh.js";
 import { runInProcess } from "../helpers/in-process.js";
-import { basic, eventually, post, servedInTempDirs } from "../cli/serve-helpers.js";
-import { expectRoutedDeliveries, expectSkippedGroups, replies, sendEvents, subscriptionsDir, trackSubscription } from "../cli/serve-subscriptions-scenario.js";
+import { basic, eventually, post, servedInTempDirs } from "../cli/commands/serve-helpers.js";
+import {
+  expectRoutedDeliveries,
+  expectSkippedGroups,
+  replies,
+  sendEvents,
+  subscriptionsDir,
+  trackSubscription,
+} from "../cli/commands/serve-subscriptions-scenario.js";
 import { closedAfterEach } from "../helpers/recording-server.js";
 import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
 

@@ -1,12 +1,12 @@
 // In-process, but for the forwarder killed with kill -9, which spawns bin/wh.cjs (dist/).
 import { Analytics } from "@segment/analytics-node";
 import { createClient } from "@redis/client";
-import { QueueKeys } from "../../src/adapters/redis-connection.js";
+import { QueueKeys } from "../../src/adapters/redis/connection.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closedAfterEach, type RecordedRequest } from "../helpers/recording-server.js";
 import { inProcess, runInProcess } from "../helpers/in-process.js";
-import { lines, makeTempDir, removeTempDirs, run, spawnWh, type Launch } from "../cli/run-wh.js";
-import { basic, eventually, post, SECRET, signedBodies, startServe, type ServeProcess } from "../cli/serve-helpers.js";
+import { lines, makeTempDir, removeTempDirs, run, spawnWh, type Launch } from "../helpers/run-wh.js";
+import { basic, eventually, post, SECRET, signedBodies, startServe, type ServeProcess } from "../cli/commands/serve-helpers.js";
 import { redisAvailable, startRedis, type TestRedis } from "./redis-server.js";
 
 const receiver = closedAfterEach();

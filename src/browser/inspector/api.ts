@@ -7,7 +7,7 @@ import type {
   InspectorMissed,
   InspectorResendBody,
   InspectorRetried,
-} from "../../adapters/inspector-protocol.js";
+} from "../../adapters/inspector/protocol.js";
 
 // What the page reads from its server and sends to it, typed as the server writes it.
 

@@ -1,4 +1,4 @@
-import { commandBuilders } from "../../adapters/inspector-commands.js";
+import { commandBuilders } from "../../adapters/inspector/commands.js";
 import { MESSAGE_TYPES } from "../../core/message/types.js";
 import type { Entry } from "./api.js";
 import { resendForm } from "./resend-form.js";

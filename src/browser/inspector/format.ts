@@ -1,4 +1,4 @@
-import type { InspectorVerdict } from "../../adapters/inspector-protocol.js";
+import type { InspectorVerdict } from "../../adapters/inspector/protocol.js";
 import type { Entry } from "./api.js";
 
 // How the list and the detail put an entry's fields into words.

@@ -18,11 +18,11 @@ import { OutputWriteError, UsageError } from "../../core/errors.js";
 import { redactUrl, redactUrlText } from "../../core/redact.js";
 import { runCheck as sendCases } from "../../engine/check/run-check.js";
 import { destinationUserAgent } from "../../version.js";
-import { renderCaseResult, renderDryRun, renderSummary } from "../check-report.js";
+import { renderCaseResult, renderDryRun, renderSummary } from "../output/check-report.js";
 import type { checkFlags } from "../flags/check-tables.js";
 import type { FlagValues } from "../flags/spec.js";
-import { type CliIo, commandStamps, type GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import { type CliIo, commandStamps, type GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 
 type CheckFlags = FlagValues<typeof checkFlags>;
 

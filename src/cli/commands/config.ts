@@ -5,8 +5,8 @@ import { UsageError } from "../../core/errors.js";
 import { MASK, redactHeaderValue, redactUrl } from "../../core/redact.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { configShowFlags, configValidateFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 
 /** `wh config show`: the settings in effect, after flags, environment and file; secrets masked. */
 export async function runConfigShow(flags: FlagValues<typeof configShowFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {

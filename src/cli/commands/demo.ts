@@ -5,11 +5,11 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { startReceiver } from "../../adapters/receiver.js";
+import { startReceiver } from "../../adapters/listen-server.js";
 import { parseFlags } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 import { printRequest } from "./listen.js";
 import { runReplay } from "./replay.js";
 

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { once } from "node:events";
 import { BoundedMap } from "../../core/bounded-map.js";
-import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../../adapters/inspector-server.js";
-import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../adapters/receiver.js";
+import { startInspector, type Inspector, type InspectorEntry, type ResendRequest } from "../../adapters/inspector/server.js";
+import { startReceiver, type ForwardResult, type ReceivedRequest } from "../../adapters/listen-server.js";
 import { redactHeaders, redactRequestTarget, redactUrlText } from "../../core/redact.js";
 import { resendRequest } from "../../engine/resend.js";
 import { secretFromFlagsOrEnv } from "../../config/secret.js";
@@ -11,10 +11,10 @@ import type { Untrusted } from "../../core/untrusted.js";
 import { BATCH_VERDICT } from "../../core/sign.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { listenFlags } from "../flags/server-tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { listenFailure } from "../listen-address.js";
-import { earlierEntries, eventColumns } from "../listen-earlier.js";
-import { Output, summarizeMessage } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { listenFailure } from "../wiring/listen-address.js";
+import { earlierEntries, eventColumns } from "../wiring/listen-earlier.js";
+import { Output, summarizeMessage } from "../output/render.js";
 import type { SigningScheme } from "../../core/standard-webhooks.js";
 
 type ListenFlags = FlagValues<typeof listenFlags>;

@@ -21,12 +21,12 @@ import { runDeliveries, type RunOptions, type RunSummary } from "../../engine/ru
 import { ranToTheEnd, runExitCode } from "../../engine/run-outcome.js";
 import type { FlagValues } from "../flags/spec.js";
 import { replayFlags } from "../flags/tables.js";
-import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
-import { noteUnsigned, Output } from "../render.js";
-import { resumeCommand } from "../resume-hint.js";
-import { replayOnWorkers, workerCount } from "../replay-on-workers.js";
-import { listenForRetryNow } from "../retry-now.js";
-import { describeJournal, printCompleteRun, printRunSummary, renderRun, warnFailureStop, withHint } from "../run-report.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../wiring/io.js";
+import { noteUnsigned, Output } from "../output/render.js";
+import { resumeCommand } from "../output/resume-hint.js";
+import { replayOnWorkers, workerCount } from "../wiring/replay-on-workers.js";
+import { listenForRetryNow } from "../wiring/retry-now.js";
+import { describeJournal, printCompleteRun, printRunSummary, renderRun, warnFailureStop, withHint } from "../output/run-report.js";
 
 export type ReplayFlags = FlagValues<typeof replayFlags>;
 

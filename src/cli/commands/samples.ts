@@ -10,8 +10,8 @@ import { generateTraffic } from "../../core/samples/traffic.js";
 import { SPEC_NAMES } from "../../core/samples/types.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { generateFlags, samplesFlags } from "../flags/samples-tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 
 /** `wh samples`: the catalogue, by part of the Spec: name, type and the fields each fills. */
 export async function runSamples(flags: FlagValues<typeof samplesFlags>, globals: GlobalFlags, io: CliIo): Promise<number> {

@@ -6,8 +6,8 @@ import type { SubscriptionSet } from "../../core/destination/subscriptions.js";
 import type { PrepareResult } from "../../core/message/prepare.js";
 import type { Deliverer } from "../../engine/deliverer.js";
 import { requestDestination } from "../../engine/request-destination.js";
-import { printDryRun, renderVerboseEvent } from "../dry-run.js";
-import { type Output, renderDeliveryEvent } from "../render.js";
+import { printDryRun, renderVerboseEvent } from "../output/dry-run.js";
+import { type Output, renderDeliveryEvent } from "../output/render.js";
 
 /** What `wh send` needs to send one message to a destination's subscriptions. */
 export interface SubscriptionSend {

@@ -10,14 +10,14 @@ import { stringFieldPaths } from "../../core/message/schema.js";
 import { sampleMessage } from "../../core/samples/catalogue.js";
 import { MESSAGE_TYPES, type MessageType } from "../../core/message/types.js";
 import type { Deliverer } from "../../engine/deliverer.js";
-import { printDryRun, renderVerboseEvent } from "../dry-run.js";
+import { printDryRun, renderVerboseEvent } from "../output/dry-run.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { sendFlags } from "../flags/tables.js";
-import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
-import { assignKeyValues, parseJsonObjectFlag } from "../key-value.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../wiring/io.js";
+import { assignKeyValues, parseJsonObjectFlag } from "../flags/key-value.js";
 import { deliveryRecord, describeTargets } from "../../core/delivery-record.js";
-import { noteUnsigned, Output, renderDeliveryEvent } from "../render.js";
-import { listenForRetryNow } from "../retry-now.js";
+import { noteUnsigned, Output, renderDeliveryEvent } from "../output/render.js";
+import { listenForRetryNow } from "../wiring/retry-now.js";
 
 type SendFlags = FlagValues<typeof sendFlags>;
 

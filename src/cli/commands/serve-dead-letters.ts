@@ -2,9 +2,9 @@ import { once } from "node:events";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Writable } from "node:stream";
-import { RedisQueue } from "../../adapters/redis-queue.js";
+import { RedisQueue } from "../../adapters/redis/queue.js";
 import { limitHeapGrowth } from "../../adapters/v8-flags.js";
-import { readSpoolDeadLetters, takeSpoolDeadLetters, type ReadableDeadLetter, type SpoolDeadLetter } from "../../adapters/spool-dead-letters.js";
+import { readSpoolDeadLetters, takeSpoolDeadLetters, type ReadableDeadLetter, type SpoolDeadLetter } from "../../adapters/spool/dead-letters.js";
 import { userOf } from "../../core/shard.js";
 import { loadConfig } from "../../config/load.js";
 import { UsageError } from "../../core/errors.js";
@@ -15,8 +15,8 @@ import { SpoolStore } from "../../engine/serve/spool-store.js";
 import { redriven } from "../../engine/serve/stored-event.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { deadLettersReplayFlags } from "../flags/server-tables.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 
 type DeadLetterFlags = FlagValues<typeof deadLettersReplayFlags>;
 

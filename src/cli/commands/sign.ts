@@ -4,7 +4,7 @@ import { isWebhookId, signStandard, webhookIdOf } from "../../core/standard-webh
 import { UsageError } from "../../core/errors.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { signFlags } from "../flags/tables.js";
-import { type CliIo, commandClock, type GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, type GlobalFlags } from "../wiring/io.js";
 import { requireSecret } from "../../config/secret.js";
 
 type SignFlags = FlagValues<typeof signFlags>;

@@ -14,10 +14,10 @@ import { runExitCode } from "../../engine/run-outcome.js";
 import type { DeliveryJob } from "../../engine/delivery-job.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { audienceSyncFlags, traitsSyncFlags } from "../flags/tables.js";
-import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../io.js";
-import { noteUnsigned, Output } from "../render.js";
-import { listenForRetryNow } from "../retry-now.js";
-import { printRunSummary, renderRun, warnFailureStop } from "../run-report.js";
+import { type CliIo, commandClock, commandStamps, type GlobalFlags } from "../wiring/io.js";
+import { noteUnsigned, Output } from "../output/render.js";
+import { listenForRetryNow } from "../wiring/retry-now.js";
+import { printRunSummary, renderRun, warnFailureStop } from "../output/run-report.js";
 
 type SyncFlags = FlagValues<typeof audienceSyncFlags> | FlagValues<typeof traitsSyncFlags>;
 

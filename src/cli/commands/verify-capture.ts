@@ -5,8 +5,8 @@ import { requireSecret } from "../../config/secret.js";
 import { asCaptureRecord, verifyCapture } from "../../core/capture.js";
 import { parseJson } from "../../core/message/parse-json.js";
 import { neutralize } from "../../core/untrusted.js";
-import type { CliIo, GlobalFlags } from "../io.js";
-import { Output } from "../render.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
+import { Output } from "../output/render.js";
 import type { VerifyFlags } from "./verify.js";
 
 /** One line per record of a capture, in a table (or one JSON record each): exit 0 when every signature holds. */

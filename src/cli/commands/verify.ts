@@ -4,7 +4,7 @@ import { BATCH_VERDICT, verifyBody } from "../../core/sign.js";
 import { STANDARD_FAILURES, verifyStandard } from "../../core/standard-webhooks.js";
 import type { FlagValues } from "../flags/spec.js";
 import type { verifyFlags } from "../flags/tables.js";
-import { type CliIo, commandClock, type GlobalFlags } from "../io.js";
+import { type CliIo, commandClock, type GlobalFlags } from "../wiring/io.js";
 import { requireSecret } from "../../config/secret.js";
 
 export type VerifyFlags = FlagValues<typeof verifyFlags>;

@@ -5,7 +5,7 @@ import { hostNameProblem } from "../../core/host-name.js";
 import { queueUrlProblem } from "../../core/queue-url.js";
 import { redactUrlText } from "../../core/redact.js";
 import { parseShard, type Shard } from "../../core/shard.js";
-import { closest } from "../suggest.js";
+import { closest } from "../wiring/suggest.js";
 
 /**
  * The flag parsers: each turns a flag's text into its value, or throws a usage error that names the

@@ -2,7 +2,7 @@ import { UsageError } from "../../core/errors.js";
 import { normalizeTimestamp } from "../../core/message/timestamp.js";
 import { findSample, SAMPLE_NAMES } from "../../core/samples/catalogue.js";
 import { SPEC_NAMES, type Sample } from "../../core/samples/types.js";
-import { closest } from "../suggest.js";
+import { closest } from "../wiring/suggest.js";
 import { oneOf, wholeNumber } from "./parsers.js";
 import { flag, flagTable } from "./spec.js";
 

@@ -1,5 +1,5 @@
 import { type FlagTable, type FlagValues, parseFlags } from "../flags/spec.js";
-import type { CliIo, GlobalFlags } from "../io.js";
+import type { CliIo, GlobalFlags } from "../wiring/io.js";
 
 /** A positional argument: `<file>` is required, `[file]` optional. */
 export interface ArgSpec {

@@ -95,5 +95,5 @@ export const completion = command({
     'eval "$(wh completion zsh)"         # in ~/.zshrc',
     "wh completion fish > ~/.config/fish/completions/wh.fish",
   ),
-  run: async ({ args, flags, io }) => (await import("../completion.js")).runCompletion(args[0], flags, io),
+  run: async ({ args, flags, io }) => (await import("../wiring/completion.js")).runCompletion(args[0], flags, io),
 });

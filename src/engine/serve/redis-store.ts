@@ -1,10 +1,10 @@
 import { AppendFile } from "../../adapters/append-file.js";
-import { QueueUnavailable, RedisQueue, type ReplicaWait } from "../../adapters/redis-queue.js";
+import { QueueUnavailable, RedisQueue, type ReplicaWait } from "../../adapters/redis/queue.js";
 import type { Destination } from "../../config/resolve.js";
 import type { Registry } from "../../core/prometheus.js";
 import { shardOfKey } from "../../core/shard.js";
 import { JobQueue } from "../job-queue.js";
-import { RedisForwardLogs } from "../redis-forwarding.js";
+import { RedisForwardLogs } from "./redis-forwarding.js";
 import type { DeadLetterLog, DeliveryJob } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import { readStored, type AcceptedEvent, type JobInput, type JobMaker } from "./stored-event.js";

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { AppendFile } from "../../adapters/append-file.js";
-import { Spool, type SpoolRecord } from "../../adapters/spool.js";
-import { deadLetterFileName, removeSpoolDeadLetters } from "../../adapters/spool-dead-letters.js";
-import type { Quarantined } from "../../adapters/spool-recovery.js";
-import type { SpoolSelector } from "../../adapters/spool-reader.js";
-import { type LaneRouter, SpoolFanout } from "../../adapters/spool-fanout.js";
+import { Spool, type SpoolRecord } from "../../adapters/spool/spool.js";
+import { deadLetterFileName, removeSpoolDeadLetters } from "../../adapters/spool/dead-letters.js";
+import type { Quarantined } from "../../adapters/spool/recovery.js";
+import type { SpoolSelector } from "../../adapters/spool/reader.js";
+import { type LaneRouter, SpoolFanout } from "../../adapters/spool/fanout.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
 import type { Registry } from "../../core/prometheus.js";

@@ -1,0 +1,319 @@
+import { setMaxListeners } from "node:events";
+import { GROUP, type QueueKeys, type RedisClient } from "./connection.js";
+
+/** How long a partition's lease lasts without renewal; renewed every tick. */
+const LEASE_MS = 6_000;
+const TICK_MS = 1_000;
+/**
+ * An owner stops delivering a partition this long before its lease can lapse in Redis (counted
+ * from when its last renewal was sent): timers fire late on a busy machine.
+ */
+const FENCE_MARGIN_MS = 1_000;
+/**
+ * A new owner of a partition that was not given up cleanly (a lease that lapsed: Redis away, a
+ * crash) claims its events this long after taking it: by then the previous owner has cut its
+ * deliveries (FENCE_MARGIN_MS before the lapse) and a read it had sent (blocking for up to
+ * BLOCK_MS, see redis-reader.ts) has been answered, so the two never deliver one partition at once.
+ */
+const TAKEOVER_WAIT_MS = 2_000;
+/**
+ * After Redis was away, a forwarder takes partitions only once its heartbeat has gone through
+ * again for this long: forwarders that come back together count each other first, and none takes
+ * every partition with its backlog (an extra one is given up only once what was read from it is
+ * delivered).
+ */
+const SETTLE_MS = 1_000;
+/** How often an owned partition's pending events are claimed and read again, so that none stays pending. */
+const SWEEP_MS = 5_000;
+
+/**
+ * The first lines of a script that changes a partition's consumer group (KEYS[1] its stream, KEYS[2]
+ * its lease): nothing is done unless the lease is still the tenure's (ARGV[1]). On a cluster a
+ * command can run long after it was sent, on another server: one sent to a master that then froze
+ * waits in its socket, and when the master wakes demoted it is answered MOVED and sent again to the
+ * promoted replica, where a later owner may have taken the partition, swept it and read past it
+ * meanwhile. Unfenced, such a read (XREADGROUP ">") or claim moves events into the pending list of
+ * a tenure that has ended, and the group's last id past them: the owner's next reads skip them, and
+ * they go out only at its next sweep, after the user's later events. The same check refuses the
+ * reads of a lease that only a woken, not yet demoted master granted.
+ */
+export const FENCE = `if redis.call("get", KEYS[2]) ~= ARGV[1] then return false end
+`;
+/** XAUTOCLAIM of every pending event of the stream for the consumer ARGV[3] of group ARGV[2], from ARGV[4], fenced. */
+const CLAIM = `${FENCE}return redis.call("xautoclaim", KEYS[1], ARGV[2], ARGV[3], 0, ARGV[4], "COUNT", 1000)`;
+
+/**
+ * Takes a free lease (KEYS[1]) and marks the partition taken (KEYS[2], kept until it is given up
+ * cleanly): -1 when another holds the lease, 1 when the mark of an earlier owner was still there
+ * (its lease lapsed), 0 when not.
+ */
+const TAKE = `if not redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then return -1 end
+local unclean = redis.call("exists", KEYS[2])
+redis.call("set", KEYS[2], ARGV[1])
+return unclean`;
+const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
+/** Gives up a lease still held; with ARGV[2] "clean" (nothing read is left unacknowledged or being read) the taken mark goes too. */
+const RELEASE = `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == "clean" then redis.call("del", KEYS[2]) end
+return redis.call("del", KEYS[1])`;
+
+/** The forwarder (its consumer name) whose tenure a lease's value is. */
+export function leaseOwner(value: string): string {
+  const tenure = value.lastIndexOf("/");
+  return tenure < 0 ? value : value.slice(0, tenure);
+}
+
+/** One lease on a partition: from taking it until it ends. */
+export interface Tenure {
+  /** The lease's value in Redis while this tenure holds it: the consumer and the tenure's number, so that a command sent under an earlier tenure of the same process is fenced off too. */
+  readonly token: string;
+  readonly lease: AbortController;
+  /** Until when (performance.now()) the lease is surely still this process's; the fence fires then. */
+  validUntil: number;
+  fence: NodeJS.Timeout | undefined;
+  /** When its pending events are claimed next; they are read, and new ones after them, only once claimed. */
+  sweepAt: number;
+  swept: boolean;
+  /** Being given up: nothing more is read from it. */
+  draining: boolean;
+  /** The ids of the events read and not yet acknowledged. */
+  held: Set<string>;
+  /** Reads of it waiting for Redis's answer. */
+  reads: number;
+  /** Acknowledged while a read of it was on its way: they leave `held` once its answer has been handled. */
+  acked: string[];
+  /** While its pending events are read (after a sweep, or after a read whose answer was lost): the last id read of them. */
+  history: string | undefined;
+}
+
+/** Nothing this process read from the partition is left unacknowledged, and no read of it is on its way. */
+function idle(tenure: Tenure): boolean {
+  return tenure.held.size === 0 && tenure.reads === 0;
+}
+
+/**
+ * The partitions one forwarder owns, by leases it renews every tick: the heartbeat that counts
+ * the live forwarders, taking and giving up partitions towards an even share, and claiming each
+ * owned partition's pending events (see RedisQueue for why the owner's own clock decides).
+ */
+export class PartitionLeases {
+  private readonly owned = new Map<number, Tenure>();
+  private ticker: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  /** Since when every heartbeat has gone through in time (from the start: always); undefined after one did not. */
+  private beatingSince: number | undefined = Number.NEGATIVE_INFINITY;
+  private stopped = false;
+  private tenuresTaken = 0;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: QueueKeys,
+    private readonly consumer: string,
+    private readonly partitions: number,
+  ) {}
+
+  /** Ticks now and every TICK_MS until stop(); what goes wrong in a tick goes to `onError`. */
+  start(onError: (error: Error) => void): void {
+    const tick = (): void => {
+      // One tick at a time: one that waits on a frozen Redis is not joined by others, which would
+      // all go on together with what they knew before when it answers.
+      this.ticking ??= this.tick(onError).finally(() => (this.ticking = undefined));
+    };
+    tick();
+    this.ticker = setInterval(tick, TICK_MS);
+  }
+
+  /** Stops ticking, once the tick under way (if any) has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.ticker);
+    await this.ticking;
+  }
+
+  /** Gives every lease back and leaves the forwarders' list (once stopped, after the last commit). */
+  async releaseAll(): Promise<void> {
+    await Promise.all([...this.owned].map(([partition, tenure]) => this.drop(partition, tenure)));
+    await this.client.zRem(this.keys.forwarders, this.consumer).catch(() => undefined);
+  }
+
+  /** The partitions this process forwards now. */
+  get partitionNumbers(): number[] {
+    return [...this.owned.keys()].sort((a, b) => a - b);
+  }
+
+  /** The tenure of a partition this process owns. */
+  of(partition: number): Tenure | undefined {
+    return this.owned.get(partition);
+  }
+
+  tenures(): IterableIterator<Tenure> {
+    return this.owned.values();
+  }
+
+  /** The partitions to read now: held, not being given up, their pending events claimed. */
+  readable(): [number, Tenure][] {
+    return [...this.owned.entries()].filter(([partition, tenure]) => !tenure.draining && tenure.swept && this.holds(partition, tenure));
+  }
+
+  /** True while the partition's lease is this tenure's; one whose time ran out (its fence not yet fired) is dropped now. */
+  holds(partition: number, tenure: Tenure): boolean {
+    if (this.owned.get(partition) !== tenure) return false;
+    if (performance.now() < tenure.validUntil) return true;
+    this.fence();
+    return false;
+  }
+
+  /**
+   * A lease's time ran out: it is dropped, and with it every lease whose time runs out within a
+   * tick (renewals go out together, so when one is overdue they all are), in one synchronous step.
+   * Dropped one timer at a time, a delivery slot freed by one partition's cut would start an event
+   * of another partition about to be cut, which would arrive twice: this way what arrives twice
+   * after an outage is at most what the forwarder had in flight, its concurrency.
+   */
+  private fence(): void {
+    const horizon = performance.now() + TICK_MS;
+    for (const [partition, tenure] of this.owned) if (tenure.validUntil < horizon) void this.drop(partition, tenure);
+  }
+
+  /**
+   * Ends a tenure: its deliveries are cut (their events stay pending), nothing more is read, and
+   * the lease is released if it is still this process's (when Redis answers). Cleanly when it is
+   * idle and was swept (a previous owner's takeover wait is over): the next owner need not wait.
+   */
+  async drop(partition: number, tenure: Tenure): Promise<void> {
+    if (this.owned.get(partition) !== tenure) return;
+    this.owned.delete(partition);
+    clearTimeout(tenure.fence);
+    tenure.lease.abort();
+    const clean = tenure.swept && idle(tenure) ? "clean" : "unclean";
+    await this.client
+      .eval(RELEASE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [tenure.token, clean] })
+      .catch(() => undefined);
+  }
+
+  /** Heartbeat, lease renewal, taking or giving up partitions towards an even share, and claiming pending events. */
+  private async tick(onError: (error: Error) => void): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const now = Date.now();
+      const members = this.keys.forwarders;
+      await this.client.zAdd(members, { score: now, value: this.consumer });
+      // A heartbeat answered late (a frozen Redis) is missed like one that failed.
+      this.beatingSince = Date.now() - now > TICK_MS ? undefined : (this.beatingSince ?? now);
+      await this.client.zRemRangeByScore(members, 0, now - LEASE_MS);
+      const alive = Math.max(1, await this.client.zCard(members));
+      await this.renew();
+      await this.share(Math.ceil(this.partitions / alive), this.beatingSince !== undefined && now - this.beatingSince >= SETTLE_MS);
+      await this.sweep();
+    } catch (error) {
+      this.beatingSince = undefined;
+      onError(error as Error);
+    }
+  }
+
+  /** Renews every lease held; one lost, or given up with nothing of it left unacknowledged, is dropped. */
+  private async renew(): Promise<void> {
+    await Promise.all(
+      [...this.owned].map(async ([partition, tenure]) => {
+        const sentAt = performance.now();
+        const renewed = Number(await this.client.eval(RENEW, { keys: [this.keys.lease(partition)], arguments: [tenure.token, String(LEASE_MS)] }));
+        if (this.owned.get(partition) !== tenure) return;
+        if (renewed === 0 || (tenure.draining && idle(tenure))) await this.drop(partition, tenure);
+        else this.extend(tenure, sentAt);
+      }),
+    );
+  }
+
+  /** Gives up the highest-numbered partitions beyond `share` (once what was read from them has ended), or takes free ones up to it when `settled`. */
+  private async share(share: number, settled: boolean): Promise<void> {
+    const active = [...this.owned.entries()].filter(([, tenure]) => !tenure.draining);
+    if (active.length > share) {
+      for (const [, tenure] of active.sort(([a], [b]) => b - a).slice(0, active.length - share)) tenure.draining = true;
+      return;
+    }
+    if (!settled) return;
+    let wanted = share - active.length;
+    const start = Number.parseInt(this.consumer.slice(-6), 16) % this.partitions;
+    for (let step = 0; step < this.partitions && wanted > 0 && !this.stopped; step += 1) {
+      const partition = (start + step) % this.partitions;
+      if (this.owned.has(partition)) continue;
+      if (await this.take(partition)) wanted -= 1;
+    }
+  }
+
+  /** Takes the partition's lease if it is free; false when another forwarder holds it. */
+  private async take(partition: number): Promise<boolean> {
+    const sentAt = performance.now();
+    this.tenuresTaken += 1;
+    const token = `${this.consumer}/${this.tenuresTaken}`;
+    const taken = Number(
+      await this.client.eval(TAKE, { keys: [this.keys.lease(partition), this.keys.taken(partition)], arguments: [token, String(LEASE_MS)] }),
+    );
+    if (taken < 0) return false;
+    const lease = new AbortController();
+    // Every delivery in flight from the partition listens to it.
+    setMaxListeners(0, lease.signal);
+    const sweepAt = performance.now() + (taken === 1 ? TAKEOVER_WAIT_MS : 0);
+    const tenure: Tenure = {
+      token,
+      lease,
+      validUntil: 0,
+      fence: undefined,
+      sweepAt,
+      swept: false,
+      draining: false,
+      held: new Set(),
+      reads: 0,
+      acked: [],
+      history: undefined,
+    };
+    this.owned.set(partition, tenure);
+    this.extend(tenure, sentAt);
+    return true;
+  }
+
+  /**
+   * Claims the pending events of each partition whose time has come (first: TAKEOVER_WAIT_MS after
+   * taking it; then every SWEEP_MS): those an earlier owner read and never ended, and any read
+   * late for another consumer. They are then read again, before new ones.
+   */
+  private async sweep(): Promise<void> {
+    for (const [partition, tenure] of this.owned) {
+      if (tenure.draining || performance.now() < tenure.sweepAt || !this.holds(partition, tenure)) continue;
+      const stream = this.keys.stream(partition);
+      if (!tenure.swept) {
+        try {
+          await this.client.xGroupCreate(stream, GROUP, "0", { MKSTREAM: true });
+        } catch (error) {
+          if (!String((error as Error).message).includes("BUSYGROUP")) throw error;
+        }
+      }
+      // The lease is no longer this tenure's: the next renewal drops it.
+      if (!(await this.claimPending(partition, tenure))) continue;
+      tenure.history ??= "0";
+      tenure.swept = true;
+      tenure.sweepAt = performance.now() + SWEEP_MS;
+    }
+  }
+
+  /** Claims every pending event of the partition for this consumer, while the lease is the tenure's; false when it is not. */
+  private async claimPending(partition: number, tenure: Tenure): Promise<boolean> {
+    let start = "0-0";
+    do {
+      const claimed = (await this.client.eval(CLAIM, {
+        keys: [this.keys.stream(partition), this.keys.lease(partition)],
+        arguments: [tenure.token, GROUP, this.consumer, start],
+      })) as [string, ...unknown[]] | null;
+      if (claimed === null) return false;
+      start = claimed[0];
+    } while (start !== "0-0");
+    return true;
+  }
+
+  /** A renewal (or the taking) sent at `sentAt` succeeded: the lease is surely ours until FENCE_MARGIN_MS before it can lapse. */
+  private extend(tenure: Tenure, sentAt: number): void {
+    tenure.validUntil = sentAt + LEASE_MS - FENCE_MARGIN_MS;
+    clearTimeout(tenure.fence);
+    tenure.fence = setTimeout(() => this.fence(), tenure.validUntil - performance.now());
+  }
+}

@@ -1,0 +1,195 @@
+import type { Spool, SpoolRecord } from "./spool.js";
+import type { SpoolReader, SpoolSelector } from "./reader.js";
+
+/** Which lane (consumer) each record of a spool several consumers share is for. */
+export interface LaneRouter {
+  /** The lane of a record read from a file, told from its first bytes `buffer[start, end)`; undefined when only its text tells. */
+  line(buffer: Buffer, start: number, end: number): number | undefined;
+  /** The lane of a record handed over: from what the appender attached to it, else from its text. */
+  record(text: string, attached: unknown): number;
+}
+
+/**
+ * Records a lane holds for its consumer. A consumer that leaves more waiting (its webhook down or
+ * slow) falls behind: the shared reader passes over its records, and it reads them alone later.
+ */
+const LANE_RECORDS = 256;
+
+/**
+ * One reader over a spool for many consumers (wh serve's sources): each record is read once and
+ * handed to its lane, where it used to be read (and looked at) once per consumer. A lane whose
+ * consumer does not keep up falls behind: from that record on it reads alone, with a reader of
+ * its own from where it fell behind (memory stays bounded: what waits is on disk), and once that
+ * reader reaches the shared one the lane is fed by the shared reader again. A lane's records
+ * come in order either way.
+ */
+export class SpoolFanout {
+  private readonly shared: SpoolReader;
+  private readonly lanes: Lane[];
+  /** Why the shared reader stopped, when it failed: every lane's consumer is told. */
+  failure: unknown;
+
+  constructor(
+    readonly spool: Spool,
+    router: LaneRouter,
+    count: number,
+    /** What a lane's own reader keeps, told from the first bytes (its consumer drops what is not its). */
+    ownSelector: (lane: number) => SpoolSelector,
+  ) {
+    this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index)));
+    this.shared = spool.reader({
+      line: (buffer, start, end) => this.takes(router.line(buffer, start, end)),
+      committed: (text, attached) => this.takes(router.record(text, attached)),
+    });
+    void this.dispatch(router);
+  }
+
+  /** The records of lane `index`, in order. */
+  lane(index: number): Lane {
+    return this.lanes[index] as Lane;
+  }
+
+  /** The next record the shared reader reads. */
+  get position(): number {
+    return this.shared.position;
+  }
+
+  /** Records stored and not yet handed to their consumer, for the consumer furthest behind (its own records, not every record since). */
+  lag(): number {
+    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0);
+  }
+
+  stop(): void {
+    this.shared.stop();
+    for (const lane of this.lanes) lane.stop();
+  }
+
+  /** Whether the shared reader makes a record of a record of `lane`: not while the lane is behind (nor a string of its line). */
+  private takes(lane: number | undefined): boolean {
+    const behind = lane === undefined ? undefined : this.lanes[lane];
+    if (behind?.behind !== true) return true;
+    behind.passOver();
+    return false;
+  }
+
+  private async dispatch(router: LaneRouter): Promise<void> {
+    try {
+      for (;;) {
+        const records = await this.shared.read();
+        if (records === undefined) break;
+        for (const record of records) this.lanes[router.record(record.text, record.attached)]?.offer(record);
+      }
+    } catch (error) {
+      this.failure = error;
+    } finally {
+      await this.shared.close();
+      for (const lane of this.lanes) lane.end();
+    }
+  }
+}
+
+/** One consumer's records: handed by the shared reader while it keeps up, read alone while it is behind. */
+class Lane implements AsyncIterable<SpoolRecord[]> {
+  private queue: SpoolRecord[] = [];
+  /** The first of its records the shared reader passed over (its queue was full); undefined while it is fed. */
+  private behindAt: number | undefined;
+  /** The shared reader's records before it were read by the lane's own reader: passed over. */
+  private fedFrom = 0;
+  /** About how many of its records the shared reader passed over while it was behind, not yet read alone. */
+  private passed = 0;
+  private own: SpoolReader | undefined;
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private stopped = false;
+
+  constructor(
+    private readonly fanout: SpoolFanout,
+    private readonly select: SpoolSelector,
+  ) {}
+
+  get behind(): boolean {
+    return this.behindAt !== undefined;
+  }
+
+  /** Its records stored and not yet handed to its consumer. */
+  get waiting(): number {
+    return this.queue.length + this.passed;
+  }
+
+  /** The shared reader passed over one of its records (it is behind). */
+  passOver(): void {
+    this.passed += 1;
+  }
+
+  /** A record of the lane from the shared reader. */
+  offer(record: SpoolRecord): void {
+    if (record.seq < this.fedFrom) return;
+    if (this.behindAt === undefined && this.queue.length >= LANE_RECORDS) this.behindAt = record.seq;
+    if (this.behindAt !== undefined) {
+      this.passOver();
+      return;
+    }
+    this.queue.push(record);
+    this.wake?.();
+  }
+
+  /** The shared reader ended (the spool closed, or it failed). */
+  end(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+
+  /** Ends the lane's iteration (at once if it waits for records). */
+  stop(): void {
+    this.stopped = true;
+    this.own?.stop();
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<SpoolRecord[]> {
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        if (this.queue.length > 0) {
+          yield this.queue.splice(0);
+          continue;
+        }
+        if (this.behindAt !== undefined) {
+          const records = await this.readAlone(this.behindAt);
+          if (records === undefined) return;
+          if (records.length > 0) yield records;
+          continue;
+        }
+        if (this.ended) {
+          if (this.fanout.failure !== undefined) throw this.fanout.failure;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+        this.wake = undefined;
+      }
+    } finally {
+      await this.own?.close();
+    }
+  }
+
+  /** Reads on alone from where the lane fell behind; once level with the shared reader, is fed by it again. */
+  private async readAlone(from: number): Promise<SpoolRecord[] | undefined> {
+    this.own ??= this.fanout.spool.reader(this.select, from);
+    if (this.own.position < this.fanout.position) {
+      const records = await this.own.read();
+      this.passed = Math.max(0, this.passed - (records?.length ?? 0));
+      return records;
+    }
+    // Level: the shared reader has read nothing past the own reader's position that the lane has
+    // not been handed, and what it read before it (perhaps not yet handed out) is passed over.
+    this.fedFrom = this.own.position;
+    this.behindAt = undefined;
+    this.passed = 0;
+    const own = this.own;
+    this.own = undefined;
+    await own.close();
+    return [];
+  }
+}

@@ -1,0 +1,106 @@
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import type { OutcomeCounts } from "../../adapters/journal.js";
+import type { InputLine } from "../../adapters/line-reader.js";
+import type { Destination } from "../../config/resolve.js";
+import { UsageError } from "../../core/errors.js";
+import { shardOfLine } from "../../core/shard.js";
+import { ReplayOnWorkers } from "../../engine/replay-workers.js";
+import type { RunSummary } from "../../engine/run-deliveries.js";
+import type { ReplayFlags, RunParts } from "../commands/replay.js";
+import type { CliIo } from "./io.js";
+import { REPLAY_WORKER_ARGUMENT } from "./replay-worker-argument.js";
+import { listenForRetryNow } from "./retry-now.js";
+import { hangingAfter } from "../output/run-progress.js";
+
+/**
+ * Runs the replay on `count` worker threads, each user's lines on one of them (split as --shard
+ * splits, within this run's shard), each with its share of --concurrency; this thread reads the
+ * input and keeps the journal and dead-letter file.
+ */
+export async function replayOnWorkers(
+  lines: AsyncIterable<InputLine[]>,
+  count: number,
+  { flags, io, output, selection, common, destination, fromStdin }: RunParts & { destination: Destination; fromStdin: boolean },
+): Promise<RunSummary> {
+  // The worker threads run the bundled CLI, main.cjs, beside this file once bundled (scripts/bundle-cli.mjs).
+  const entry = new URL("../main.cjs", import.meta.url);
+  const { concurrency } = flags;
+  const shards = flags.shard?.count ?? 1;
+  const { select } = selection;
+  const start = (index: number, written: SharedArrayBuffer): Worker =>
+    startReplayWorker(entry, {
+      flags,
+      env: io.env,
+      cwd: io.cwd,
+      concurrency: Math.floor(concurrency / count) + (index < concurrency % count ? 1 : 0),
+      earlier: index === 0 ? common.earlier : undefined,
+      everyOutcome: output.json,
+      hangingAfterMs: hangingAfter(output, destination.timeoutMs),
+      graceMs: io.timings?.graceMs,
+      written,
+    });
+  const run = new ReplayOnWorkers(count, start, {
+    ...common,
+    // Of n·count shards, those of this run's shard (i, i+n, …): the shard's users split by the same hash.
+    workerOf: (line) => (select !== undefined && !select(line) ? undefined : Math.floor(shardOfLine(line.text, line.number, shards * count) / shards)),
+  });
+  const retryNow = listenForRetryNow(io, output, fromStdin, run);
+  try {
+    return await run.run(lines);
+  } finally {
+    retryNow.stop();
+  }
+}
+
+/** What a worker thread of `wh replay --workers` is started with. */
+export interface ReplayWorkerData {
+  /** The replay's flags: the worker resolves its destination from them as this thread did (functions do not cross threads). */
+  flags: ReplayFlags;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** This worker's share of --concurrency. */
+  concurrency: number;
+  /** What the earlier parts of a resumed run came to: given to one worker, so the summaries added together count them once. */
+  earlier: OutcomeCounts | undefined;
+  /** Every outcome goes to the parent (--json), not only the failures. */
+  everyOutcome: boolean;
+  hangingAfterMs: number;
+  graceMs: number | undefined;
+  /** Where the main thread says it has made this worker's writes (WorkerSide.write). */
+  written: SharedArrayBuffer;
+}
+
+/**
+ * A worker thread running this CLI (`entry`) as a replay worker (cli/wiring/replay-worker.ts). A thread,
+ * not a child process: it dies with the process, so a `kill -9` of wh leaves no worker sending
+ * events the journal can no longer record; and it starts without a second Node.
+ */
+function startReplayWorker(entry: URL, data: ReplayWorkerData): Worker {
+  return new Worker(entry, { argv: [REPLAY_WORKER_ARGUMENT], workerData: data });
+}
+
+/**
+ * An input smaller than this runs on one worker unless --workers says otherwise: each thread
+ * costs about 0.15 s of CPU to start (measured: 1 event, --workers 1/2/3: 0.21/0.45/0.61 s),
+ * what a few thousand events cost to send, and a file of 1 MiB holds about 3,000 of them.
+ */
+const ONE_WORKER_BELOW_BYTES = 1024 * 1024;
+
+/**
+ * How many worker threads: --workers, else one per core (one for a file under
+ * ONE_WORKER_BELOW_BYTES); one for what shows each event as it goes (--dry-run, --verbose) or
+ * paces one stream of starts (--rate), which refuse more; and never more than --concurrency
+ * (each has at least one delivery in flight). `size`: the input file's, when it is one.
+ */
+export function workerCount(flags: ReplayFlags, io: CliIo, size: number | undefined): number {
+  const alone = flags.dryRun === true ? "--dry-run" : flags.verbose === true ? "--verbose" : flags.rate !== undefined ? "--rate" : undefined;
+  if (alone !== undefined && flags.workers !== undefined && flags.workers > 1) {
+    throw new UsageError(`--workers ${flags.workers} cannot go with ${alone}: a run with ${alone} runs on one worker`, {
+      hint: `leave out --workers (or give --workers 1)`,
+    });
+  }
+  const small = size !== undefined && size < ONE_WORKER_BELOW_BYTES;
+  const wanted = flags.workers ?? (alone === undefined && !small ? (io.cores ?? availableParallelism()) : 1);
+  return Math.min(wanted, flags.concurrency);
+}
