@@ -1,4 +1,5 @@
-import type { FlagTable } from "../flags/spec.js";
+import { CONFIG_KEY_FLAGS } from "../flags/config-keys.js";
+import { type FlagTable, longName } from "../flags/spec.js";
 import { globalFlags } from "../flags/tables.js";
 import type { Command } from "../registry/command-spec.js";
 import { PROGRAM_HELP } from "../registry/help.js";
@@ -50,7 +51,15 @@ function commandSection(spec: Command): string[] {
   return lines;
 }
 
-/** The whole page: the commands listed, the global flags, then each command's section. */
+/** Each key of the config file with the flags that set it for one run, or "file only". */
+function configKeyRows(): string[] {
+  const rows = Object.entries(CONFIG_KEY_FLAGS).map(
+    ([key, flags]) => `| ${code(key)} | ${flags === "file only" ? "file only" : flags.map((spec) => code(longName(spec))).join(", ")} |`,
+  );
+  return ["| key | set for one run by |", "| --- | --- |", ...rows];
+}
+
+/** The whole page: the commands listed, the global flags, each command's section, the config keys. */
 export function commandReference(): string {
   const index = COMMANDS.map((spec) => `- [${name(spec)}](#${anchor(name(spec))}): ${literal(spec.summary)}`);
   const lines = [
@@ -69,6 +78,11 @@ export function commandReference(): string {
     "",
     ...helpBlock(PROGRAM_HELP),
     ...COMMANDS.flatMap(commandSection),
+    "## Config keys",
+    "",
+    "Each key of the config file ([docs/cli.md](cli.md#configuration)) and the flags that set it for one run instead; a key marked file only has none.",
+    "",
+    ...configKeyRows(),
   ];
   return `${lines.join("\n").trimEnd()}\n`;
 }
