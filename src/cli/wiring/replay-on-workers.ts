@@ -23,8 +23,8 @@ export async function replayOnWorkers(
   count: number,
   { flags, io, output, selection, common, destination, fromStdin }: RunParts & { destination: Destination; fromStdin: boolean },
 ): Promise<RunSummary> {
-  // The worker threads run the bundled CLI, main.cjs, beside this file once bundled (scripts/bundle-cli.mjs).
-  const entry = new URL("../main.cjs", import.meta.url);
+  // The worker threads run the bundled CLI, main.cjs, beside this file once bundled (scripts/bundle-cli.mjs): a path in dist/cli-bundle/, not in src/.
+  const entry = new URL("./main.cjs", import.meta.url);
   const { concurrency } = flags;
   const shards = flags.shard?.count ?? 1;
   const { select } = selection;
