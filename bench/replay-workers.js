@@ -1,5 +1,5 @@
 // wh replay --workers 1 beside --workers 2 on one fast receiver (bench/receiver.js in its own
-// process), with autocannon's workers 1 and 2 on the same receiver beside them: events/s of each,
+// process, or BENCH_RECEIVER_URL), with autocannon's workers 1 and 2 on the same receiver beside them: events/s of each,
 // taking turns round by round, and each tool's 2:1 ratio per round (median and range). wh's rate
 // is over its wall time, start-up and its threads' included. The load average is printed before
 // and after: on a shared machine the figures are only as good as the cores that were idle.
@@ -48,7 +48,11 @@ const file = `${dataDir}events-${EVENTS}.ndjson`;
 if (!existsSync(file)) await generateEvents(file, EVENTS);
 console.log(`${EVENTS} events, --concurrency ${CONCURRENCY}, ${ROUNDS} rounds, ${availableParallelism()} cores; load average before: ${load()}`);
 
-const receiver = await startReceiverProcess();
+// BENCH_RECEIVER_URL: a receiver already running (nginx answering 200, say), cheaper than Node's: on
+// 2 cores the receiver takes CPU the workers would use, and the faster it is the less it hides.
+const external = process.env.BENCH_RECEIVER_URL;
+const receiver = external === undefined ? await startReceiverProcess() : { url: external, stop: async () => undefined };
+console.log(`receiver: ${external === undefined ? "bench/receiver.js in its own process" : external}`);
 const rounds = [];
 try {
   for (let round = 0; round < ROUNDS; round += 1) {

@@ -11,11 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
 import { createClient } from "@redis/client";
-import { freePort, REDIS_SERVER, spawnRedis } from "../test/redis/redis-servers.mjs";
+import { durableRedisArgs, freePort, REDIS_SERVER, spawnRedis } from "../test/redis/redis-servers.mjs";
 import { trackingBatch, uniqueBatchRequests } from "./generate.js";
-import { serveMetric, startServeProcess } from "./wh-process.js";
+import { postBatches, servesAccepted, startServeProcess } from "./wh-process.js";
 
 const DURATION_S = Number(process.env.BENCH_SERVE_SECONDS ?? 10);
 const LOOP_SECONDS = Math.min(5, DURATION_S);
@@ -29,20 +28,7 @@ if (spawnSync(REDIS_SERVER, ["--version"]).status !== 0) {
 } else {
   const dir = mkdtempSync(join(tmpdir(), "wh-bench-redis-"));
   const port = await freePort();
-  const redis = await spawnRedis([
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--save",
-    "",
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "everysec",
-  ]);
+  const redis = await spawnRedis(durableRedisArgs(port, dir));
   let delivered = 0;
   let lastDelivery = 0;
   const ids = new Set();
@@ -75,24 +61,12 @@ if (spawnSync(REDIS_SERVER, ["--version"]).status !== 0) {
       // Let the forwarders share the partitions before the load starts.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       const started = Date.now();
-      const results = await Promise.all(
-        serves.map((serve) =>
-          autocannon({
-            url: `${serve.url}/v1/batch`,
-            method: "POST",
-            connections: Math.ceil(16 / processes),
-            duration: DURATION_S,
-            requests,
-            headers: { "content-type": "application/json", authorization: auth },
-          }),
-        ),
-      );
+      const results = await postBatches(serves, requests, DURATION_S, auth);
       const acceptSeconds = (Date.now() - started) / 1000;
       const refused = results.reduce((sum, result) => sum + result.non2xx, 0);
       // What the processes say they accepted (autocannon does not count the requests its end cut
       // off, which the server may still have taken): read until every accepted event has arrived.
-      const acceptedNow = async () =>
-        (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
+      const acceptedNow = () => servesAccepted(serves);
       let accepted = await acceptedNow();
       while (ids.size < accepted && Date.now() - lastDelivery < 10_000) {
         await new Promise((resolve) => setTimeout(resolve, 200));

@@ -15,11 +15,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import autocannon from "autocannon";
-import { cli, freePort, REDIS_CLI, REDIS_SERVER, spawnRedis, startCluster } from "../test/redis/redis-servers.mjs";
+import { cli, durableRedisArgs, freePort, REDIS_CLI, REDIS_SERVER, spawnRedis, startCluster } from "../test/redis/redis-servers.mjs";
 import { uniqueBatchRequests } from "./generate.js";
 import { cpuUs } from "./proc-stat.js";
-import { serveMetric, startServeProcess } from "./wh-process.js";
+import { postBatches, servesAccepted, startServeProcess } from "./wh-process.js";
 
 const SECONDS = Number(process.env.BENCH_SCALING_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_SCALING_ROUNDS ?? 2);
@@ -68,20 +67,7 @@ async function startReceiver() {
 async function singleTarget() {
   const dir = mkdtempSync(join(tmpdir(), "wh-bench-scaling-"));
   const port = await freePort();
-  const child = await spawnRedis([
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    dir,
-    "--save",
-    "",
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "everysec",
-  ]);
+  const child = await spawnRedis(durableRedisArgs(port, dir));
   return {
     name: "one Redis",
     url: `redis://127.0.0.1:${port}/0`,
@@ -141,21 +127,9 @@ async function runOnce(target, receiver, processes) {
   receiver.reset();
   const before = { wh: cpuOf(pids), masters: cpuOf(target.masters), replicas: cpuOf(target.replicas), machine: machineTicks() };
   const started = Date.now();
-  await Promise.all(
-    serves.map((serve) =>
-      autocannon({
-        url: `${serve.url}/v1/batch`,
-        method: "POST",
-        connections: Math.ceil(16 / processes),
-        duration: SECONDS,
-        requests,
-        headers: { "content-type": "application/json", authorization: auth },
-      }),
-    ),
-  );
+  await postBatches(serves, requests, SECONDS, auth);
   const acceptSeconds = (Date.now() - started) / 1000;
-  const acceptedNow = async () =>
-    (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
+  const acceptedNow = () => servesAccepted(serves);
   let accepted = await acceptedNow();
   while (receiver.state.ids.size < accepted && Date.now() - Math.max(receiver.state.last, started) < 10_000) {
     await pause(100);

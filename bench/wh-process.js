@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const usageModule = fileURLToPath(new URL("./usage.js", import.meta.url));
@@ -94,6 +95,30 @@ export async function startServeProcess(args) {
       await closed;
     },
   };
+}
+
+/**
+ * Posts `requests` (batches) to each of `serves`' /v1/batch with autocannon for `seconds`, 16
+ * connections in all shared among them; resolves with autocannon's results, one per serve.
+ */
+export function postBatches(serves, requests, seconds, auth) {
+  return Promise.all(
+    serves.map((serve) =>
+      autocannon({
+        url: `${serve.url}/v1/batch`,
+        method: "POST",
+        connections: Math.ceil(16 / serves.length),
+        duration: seconds,
+        requests,
+        headers: { "content-type": "application/json", authorization: auth },
+      }),
+    ),
+  );
+}
+
+/** The events `serves` say they accepted, together (autocannon does not count the requests its end cut off, which a server may still have taken). */
+export async function servesAccepted(serves) {
+  return (await Promise.all(serves.map((serve) => serveMetric(serve.url, "wh_serve_events_accepted_total")))).reduce((sum, count) => sum + count, 0);
 }
 
 /** A sample of wh serve's /metrics, `name` with its labels as printed (`wh_serve_spool_depth`); NaN when absent. */

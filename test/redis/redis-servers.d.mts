@@ -9,6 +9,9 @@ export declare function cli(port: number, ...args: string[]): Promise<string>;
 /** A port free on loopback now. */
 export declare function freePort(): Promise<number>;
 
+/** One redis-server as wh's queue usually has it (the benchmarks'): appendonly yes, appendfsync everysec, no RDB snapshots. */
+export declare function durableRedisArgs(port: number, dir: string): string[];
+
 /** Starts a redis-server with `args`; resolves with its process once it accepts connections. `spawned` sees the child first (to register it for cleanup). */
 export declare function spawnRedis(args: readonly string[], spawned?: (child: ChildProcess) => void): Promise<ChildProcess>;
 

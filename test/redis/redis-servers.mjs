@@ -49,6 +49,11 @@ async function freePorts() {
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** One redis-server as wh's queue usually has it (the benchmarks'): appendonly yes, appendfsync everysec, no RDB snapshots. */
+export function durableRedisArgs(port, dir) {
+  return ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec"];
+}
+
 /**
  * Starts a redis-server with `args` and resolves with its child process once it accepts
  * connections (its output is read and dropped from then on); `spawned` sees the child first, so
