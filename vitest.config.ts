@@ -85,8 +85,18 @@ export default defineConfig({
       provider: "v8",
       include: ["src/**/*.ts"],
       // The inspector page's script runs in Chromium (test/browser checks what it does), and
-      // main.ts only wires the process to runMain (the spawned tests run it).
-      exclude: ["src/browser/**", "src/cli/wiring/main.ts"],
+      // main.ts only wires the process to runMain (the spawned tests run it). `replay --workers`
+      // runs its threads from the bundle (dist/cli-bundle/main.cjs), so it cannot run in-process:
+      // its parent and worker sides are tested spawned (test/cli/commands/replay-workers.test.ts),
+      // and in-process a replay runs on one worker, the path every other replay test covers.
+      exclude: [
+        "src/browser/**",
+        "src/cli/wiring/main.ts",
+        "src/cli/wiring/replay-on-workers.ts",
+        "src/cli/wiring/replay-worker.ts",
+        "src/engine/replay-workers.ts",
+        "src/engine/replay-worker-side.ts",
+      ],
       reporter: ["text-summary"],
       thresholds:
         process.env.WH_REQUIRE_SERVICES === "1"
