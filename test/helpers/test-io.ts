@@ -65,8 +65,6 @@ export function testIo(options: TestIoOptions): TestIo {
       clock: options.clock,
       newId: options.newId,
       retryNow: new RetryNowRequests(),
-      // Replay's worker threads run the bundled CLI: a run of src/ has one worker (spawned tests have more).
-      cores: 1,
     },
     stdin,
     output,

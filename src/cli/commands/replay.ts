@@ -48,7 +48,7 @@ export async function runReplay(
         (stats) => (stats.isFile() ? stats.size : undefined),
         () => undefined,
       );
-  const workers = workerCount(flags, io, size);
+  const workers = workerCount(flags);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");

@@ -12,8 +12,7 @@ export const replayShard = flag({
 
 export const replayWorkers = flag({
   syntax: "--workers <n>",
-  description:
-    "threads delivering at once (default: one per core; one for a file under 1 MiB, or with --dry-run, --verbose or --rate): each user's lines on one, one journal",
+  description: "threads delivering at once (default 1; only 1 with --dry-run, --verbose or --rate): each user's lines on one, one journal",
   // More than 256 threads gain nothing on any machine wh runs on, and each holds its own connections.
   parse: wholeNumber(1, 256),
   resume: true,

@@ -33,11 +33,6 @@ export interface CliIo {
    * Absent, a command never reads raw keys.
    */
   interrupt?: (() => void) | undefined;
-  /**
-   * The cores `wh replay --workers` defaults to (absent: os.availableParallelism()). In-process
-   * tests say 1: a worker thread runs the bundled CLI, which a run of src/ does not have.
-   */
-  cores?: number | undefined;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { OutcomeCounts } from "../../adapters/journal.js";
 import type { InputLine } from "../../adapters/line-reader.js";
@@ -8,7 +7,6 @@ import { shardOfLine } from "../../core/shard.js";
 import { ReplayOnWorkers } from "../../engine/replay-workers.js";
 import type { RunSummary } from "../../engine/run-deliveries.js";
 import type { ReplayFlags, RunParts } from "../commands/replay.js";
-import type { CliIo } from "./io.js";
 import { REPLAY_WORKER_ARGUMENT } from "./replay-worker-argument.js";
 import { listenForRetryNow } from "./retry-now.js";
 import { hangingAfter } from "../output/run-progress.js";
@@ -81,26 +79,20 @@ function startReplayWorker(entry: URL, data: ReplayWorkerData): Worker {
 }
 
 /**
- * An input smaller than this runs on one worker unless --workers says otherwise: each thread
- * costs about 0.15 s of CPU to start (measured: 1 event, --workers 1/2/3: 0.21/0.45/0.61 s),
- * what a few thousand events cost to send, and a file of 1 MiB holds about 3,000 of them.
+ * How many worker threads: --workers, else one. Not one per core: each flush of a worker's
+ * outcomes waits for the main thread to journal it (the resend bound after a kill -9), and those
+ * hand-offs cost more than a second core gives (2 workers 0.84× one's rate on 2 idle cores against
+ * nginx, bench/replay-workers.js; docs/replay.md). One for what shows each event as it goes
+ * (--dry-run, --verbose) or paces one stream of starts (--rate), which refuse more; and never more
+ * than --concurrency (each has at least one delivery in flight).
  */
-const ONE_WORKER_BELOW_BYTES = 1024 * 1024;
-
-/**
- * How many worker threads: --workers, else one per core (one for a file under
- * ONE_WORKER_BELOW_BYTES); one for what shows each event as it goes (--dry-run, --verbose) or
- * paces one stream of starts (--rate), which refuse more; and never more than --concurrency
- * (each has at least one delivery in flight). `size`: the input file's, when it is one.
- */
-export function workerCount(flags: ReplayFlags, io: CliIo, size: number | undefined): number {
+export function workerCount(flags: ReplayFlags): number {
   const alone = flags.dryRun === true ? "--dry-run" : flags.verbose === true ? "--verbose" : flags.rate !== undefined ? "--rate" : undefined;
   if (alone !== undefined && flags.workers !== undefined && flags.workers > 1) {
     throw new UsageError(`--workers ${flags.workers} cannot go with ${alone}: a run with ${alone} runs on one worker`, {
       hint: `leave out --workers (or give --workers 1)`,
     });
   }
-  const small = size !== undefined && size < ONE_WORKER_BELOW_BYTES;
-  const wanted = flags.workers ?? (alone === undefined && !small ? (io.cores ?? availableParallelism()) : 1);
+  const wanted = flags.workers ?? 1;
   return Math.min(wanted, flags.concurrency);
 }
