@@ -41,6 +41,7 @@ export async function runReplay(
   const fromStdin = file === "-";
   const input = fromStdin ? "-" : resolve(io.cwd, file);
   // Before the input is opened (which names a missing file): a usage error leaves nothing open.
+  const workers = workerCount(flags);
   // A regular file's size only: a pipe's (process substitution, a FIFO) says nothing of its length.
   const size = fromStdin
     ? undefined
@@ -48,7 +49,6 @@ export async function runReplay(
         (stats) => (stats.isFile() ? stats.size : undefined),
         () => undefined,
       );
-  const workers = workerCount(flags);
   const settings = await resolveDeliverySettings(flags, io.env, io.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new UsageError("no webhook URL to deliver to");
@@ -101,7 +101,7 @@ export async function runReplay(
     summary =
       workers > 1
         ? await replayOnWorkers(lines, workers, { flags, io, output, destination, selection, common, fromStdin })
-        : await replayHere(lines, { flags, io, output, settings, selection, common, fromStdin });
+        : await replayHere(lines, { flags, io, output, settings, destination, selection, common, fromStdin });
   } finally {
     stream.destroy();
     deadLetters = files?.finish(summary, ranToTheEnd(summary, io.signal.aborted));
@@ -124,9 +124,17 @@ export async function runReplay(
 /** Runs the replay in this thread: today's one worker. */
 async function replayHere(
   lines: AsyncIterable<InputLine[]>,
-  { flags, io, output, settings, selection, common, fromStdin }: RunParts & { settings: DeliverySettings; fromStdin: boolean },
+  {
+    flags,
+    io,
+    output,
+    settings,
+    destination,
+    selection,
+    common,
+    fromStdin,
+  }: RunParts & { settings: DeliverySettings; destination: Destination; fromStdin: boolean },
 ): Promise<RunSummary> {
-  const destination = settings.destinations[0] as Destination;
   const deliverer =
     flags.dryRun === true ? undefined : await createDeliverer(settings, { env: io.env, keepEveryBody: flags.verbose === true, clock: commandClock(io) });
   const retryNow = listenForRetryNow(io, output, fromStdin, deliverer);
