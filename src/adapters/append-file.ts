@@ -24,16 +24,24 @@ export class AppendFile {
   /** False for a device (/dev/null, /dev/full): never removed, never cut back. */
   readonly isRegularFile: boolean;
   private readonly identity: { dev: number; ino: number } | undefined;
+  /**
+   * Whether writes name their place (the end this file knows of): a file opened afresh has no
+   * O_APPEND (see openOutputFile), and one cut back (takeBack) ends before the descriptor's
+   * offset. One opened to append writes at the end the system knows, wherever another wrote.
+   */
+  private readonly writesAtSize: boolean;
 
   private constructor(
     readonly path: string,
     private readonly what: string,
     private fd: number | undefined,
+    mode: "append" | "truncate",
     private readonly afterFailure: "stop" | "retry",
   ) {
     const stats = fd === undefined ? undefined : fstatSync(fd);
     this.size = stats?.size ?? 0;
     this.isRegularFile = stats?.isFile() === true;
+    this.writesAtSize = mode === "truncate" && this.isRegularFile;
     this.identity = stats?.isFile() === true ? { dev: stats.dev, ino: stats.ino } : undefined;
   }
 
@@ -53,7 +61,7 @@ export class AppendFile {
     mode: "append" | "truncate",
     options: { afterFailure?: "stop" | "retry"; kept?: readonly KeptFile[] } = {},
   ): AppendFile {
-    return new AppendFile(path, what, openOutputFile(path, what, mode, options.kept ?? []), options.afterFailure ?? "stop");
+    return new AppendFile(path, what, openOutputFile(path, what, mode, options.kept ?? []), mode, options.afterFailure ?? "stop");
   }
 
   append(text: string): void {
@@ -78,7 +86,8 @@ export class AppendFile {
     this.buffer = [];
     let offset = 0;
     try {
-      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset);
+      const at = (): number | null => (this.writesAtSize ? this.size + offset : null);
+      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset, at());
     } catch (error) {
       // Keep the records that reached the file whole; cut off the one that did not.
       const { count, length } = wholeRecords(records, offset);
