@@ -1,6 +1,17 @@
 import { closeSync, fstatSync, ftruncateSync, statSync, writeSync } from "node:fs";
 import { OutputWriteError } from "../core/errors.js";
 import { describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
+import type { TurnLock } from "./turn-lock.js";
+
+/** An open append file as another thread of the process takes it (it crosses threads): see share and attach. */
+export interface SharedAppendFile {
+  path: string;
+  what: string;
+  fd: number;
+  mode: "append" | "truncate";
+  /** The file's size, its records written whole and the write error that broke it, as every thread sees them. */
+  memory: SharedArrayBuffer;
+}
 
 /**
  * An append-only text file written in batches: `append` buffers, `flush` writes the buffer with
@@ -13,6 +24,12 @@ import { describeOutputError, type KeptFile, openOutputFile } from "./output-fil
  * then marked broken (later flushes write nothing): a journal must not go on past a gap. A file
  * opened with `afterFailure: "retry"`, whose records stand alone (a capture), is written again by
  * the next flush, unless the cut back failed.
+ *
+ * Threads of one process may append to one file (replay --workers: its journal and dead-letter
+ * file): the thread that opened it shares it (share), the others attach to it with a TurnLock
+ * they all hold for each of their writes, and each then writes, cuts back and takes back as the
+ * only writer would. Its size, its count and whether it broke are then the file's, whichever
+ * thread wrote.
  */
 export class AppendFile {
   private buffer: string[] = [];
@@ -24,6 +41,7 @@ export class AppendFile {
   /** False for a device (/dev/null, /dev/full): never removed, never cut back. */
   readonly isRegularFile: boolean;
   private readonly identity: { dev: number; ino: number } | undefined;
+  private shared: SharedState | undefined;
   /**
    * Whether writes name their place (the end this file knows of): a file opened afresh has no
    * O_APPEND (see openOutputFile), and one cut back (takeBack) ends before the descriptor's
@@ -35,7 +53,7 @@ export class AppendFile {
     readonly path: string,
     private readonly what: string,
     private fd: number | undefined,
-    mode: "append" | "truncate",
+    private readonly mode: "append" | "truncate",
     private readonly afterFailure: "stop" | "retry",
   ) {
     const stats = fd === undefined ? undefined : fstatSync(fd);
@@ -64,23 +82,64 @@ export class AppendFile {
     return new AppendFile(path, what, openOutputFile(path, what, mode, options.kept ?? []), mode, options.afterFailure ?? "stop");
   }
 
+  /**
+   * Lets other threads append to this file (attach) while this one writes nothing: its count and
+   * whether it broke are then every thread's. The file stays this thread's to close.
+   */
+  share(): SharedAppendFile {
+    if (this.fd === undefined || this.buffer.length > 0) throw new Error(`${this.what} ${this.path} is closed or has records not written: it cannot be shared`);
+    const state = SharedState.create(this.size, this.written, this.failure);
+    this.shared = new SharedState(state, undefined);
+    return { path: this.path, what: this.what, fd: this.fd, mode: this.mode, memory: state };
+  }
+
+  /** A file another thread opened and shared, appended to from this thread under `lock` (held by every thread that appends). Never closed here. */
+  static attach(file: SharedAppendFile, lock: TurnLock): AppendFile {
+    const attached = new AppendFile(file.path, file.what, file.fd, file.mode, "stop");
+    attached.shared = new SharedState(file.memory, lock);
+    return attached;
+  }
+
   append(text: string): void {
     this.buffer.push(text);
   }
 
   /** How many records have been written whole (a failed flush counts those that fit). */
   get count(): number {
+    this.catchUp();
     return this.written;
   }
 
   /** The write error that broke this file, if one did. */
   get broken(): OutputWriteError | undefined {
+    this.catchUp();
     return this.failure;
   }
 
   flush(): void {
     if (this.failure !== undefined) throw this.failure;
     if (this.buffer.length === 0 || this.fd === undefined) return;
+    this.catchUp();
+    if (this.failure !== undefined) throw this.failure;
+    try {
+      this.write();
+    } finally {
+      this.shared?.publish(this.size, this.written, this.failure);
+    }
+  }
+
+  /** Of a shared file: takes the lock (attached) and what the other threads wrote to it. */
+  private catchUp(): void {
+    const { shared } = this;
+    if (shared === undefined) return;
+    shared.enter();
+    this.size = shared.size;
+    this.written = shared.count;
+    this.failure ??= shared.failure;
+  }
+
+  private write(): void {
+    if (this.fd === undefined) return;
     const records = this.buffer;
     const bytes = Buffer.from(records.join(""));
     this.buffer = [];
@@ -120,9 +179,18 @@ export class AppendFile {
   takeBack(count: number): void {
     const taken = this.lastFlushed.slice(this.lastFlushed.length - count);
     if (count <= 0 || taken.length !== count) return;
+    this.catchUp();
+    try {
+      this.cutOff(taken);
+    } finally {
+      this.shared?.publish(this.size, this.written, this.failure);
+    }
+  }
+
+  private cutOff(taken: readonly string[]): void {
     const bytes = Buffer.byteLength(taken.join(""));
-    this.lastFlushed = this.lastFlushed.slice(0, this.lastFlushed.length - count);
-    this.written -= count;
+    this.lastFlushed = this.lastFlushed.slice(0, this.lastFlushed.length - taken.length);
+    this.written -= taken.length;
     if (this.fd === undefined || !this.isRegularFile) return;
     try {
       ftruncateSync(this.fd, this.size - bytes);
@@ -170,3 +238,60 @@ function wholeRecords(records: readonly string[], bytes: number): { count: numbe
   }
   return { count, length };
 }
+
+/**
+ * A shared file's figures in memory every thread sees: its size and records (two 64-bit
+ * integers), then the message of the write error that broke it (its length in bytes, 0 while it
+ * is whole, then up to FAILURE_BYTES of UTF-8). Read and written under the lock of the threads
+ * that append (`lock`); the thread that shared the file takes none: it writes nothing meanwhile.
+ */
+class SharedState {
+  private readonly numbers: BigInt64Array;
+  private readonly failureLength: Int32Array;
+  private readonly failureText: Buffer;
+
+  constructor(
+    memory: SharedArrayBuffer,
+    private readonly lock: TurnLock | undefined,
+  ) {
+    this.numbers = new BigInt64Array(memory, 0, 2);
+    this.failureLength = new Int32Array(memory, 16, 1);
+    this.failureText = Buffer.from(memory, 20, FAILURE_BYTES);
+  }
+
+  static create(size: number, count: number, failure: OutputWriteError | undefined): SharedArrayBuffer {
+    const memory = new SharedArrayBuffer(20 + FAILURE_BYTES);
+    new SharedState(memory, undefined).publish(size, count, failure);
+    return memory;
+  }
+
+  /** Takes the threads' lock (see TurnLock) before the figures are read and changed. */
+  enter(): void {
+    this.lock?.hold();
+  }
+
+  get size(): number {
+    return Number(Atomics.load(this.numbers, 0));
+  }
+
+  get count(): number {
+    return Number(Atomics.load(this.numbers, 1));
+  }
+
+  /** The write error that broke the file, as the thread that met it said it. */
+  get failure(): OutputWriteError | undefined {
+    const length = Atomics.load(this.failureLength, 0);
+    return length === 0 ? undefined : new OutputWriteError(this.failureText.toString("utf8", 0, length));
+  }
+
+  publish(size: number, count: number, failure: OutputWriteError | undefined): void {
+    Atomics.store(this.numbers, 0, BigInt(size));
+    Atomics.store(this.numbers, 1, BigInt(count));
+    if (failure === undefined || Atomics.load(this.failureLength, 0) !== 0) return;
+    // Buffer.write writes whole characters only.
+    Atomics.store(this.failureLength, 0, this.failureText.write(failure.message, "utf8"));
+  }
+}
+
+/** Room for a write error's message (it names the file: a long path is cut at a character). */
+const FAILURE_BYTES = 2048;

@@ -4,7 +4,7 @@ import { type OutputWriteError, UsageError } from "../core/errors.js";
 import { fnv1a32 } from "../core/hash.js";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
 import { countSkip, emptySkipCounts, type SkipCounts, type SkipKind } from "../core/message/skip.js";
-import { AppendFile } from "./append-file.js";
+import { AppendFile, type SharedAppendFile } from "./append-file.js";
 import { CORRUPT_HINT, checkHeader, headerRecord, type JournalHeader, jsonObject, MAGIC, VERSION } from "./journal-header.js";
 import { acquireLock, type FileLock } from "./lock-file.js";
 import { checkOutputPath, describeOutputError, type KeptFile, openOutputFile } from "./output-file.js";
@@ -54,6 +54,34 @@ export function emptyCounts(): OutcomeCounts {
 }
 
 /**
+ * Finished lines appended to a journal: each one record of its number, its hash and its outcome.
+ * A Journal's, or those of a thread the journal was shared with (replay --workers).
+ */
+export class JournalRecords {
+  constructor(protected readonly file: AppendFile) {}
+
+  /** The write error that broke the journal, if one did. */
+  get broken(): OutputWriteError | undefined {
+    return this.file.broken;
+  }
+
+  markFinished(line: number, text: string, outcome: FinishedOutcome, skip?: SkipKind): void {
+    const code = outcome === "skipped" && skip !== undefined ? SKIP_CODES[skip] : OUTCOME_CODES[outcome];
+    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${code}\n`);
+  }
+
+  /** Records written whole so far (the header among them). */
+  get count(): number {
+    return this.file.count;
+  }
+
+  /** Writes what was marked; throws OutputWriteError when the disk refuses (see AppendFile). */
+  flush(): void {
+    this.file.flush();
+  }
+}
+
+/**
  * Which input lines are finished (delivered, skipped, invalid or failed and dead-lettered), each
  * with a hash of the line, so that --resume can tell the input is still the one it began with.
  * Records are flushed within the same turn of the event loop, so after `kill -9` only the
@@ -61,12 +89,14 @@ export function emptyCounts(): OutcomeCounts {
  * A run that ends is recorded as complete (the input's digest and the counts), so a later
  * --resume sends nothing and still reports what the run came to.
  */
-export class Journal {
+export class Journal extends JournalRecords {
   private constructor(
-    private readonly file: AppendFile,
+    file: AppendFile,
     private readonly header: JournalHeader,
     private readonly lock: FileLock,
-  ) {}
+  ) {
+    super(file);
+  }
 
   /**
    * Takes the journal's lock, then reads it (with `resume`) or starts it afresh. The journal of a
@@ -97,24 +127,9 @@ export class Journal {
     return this.file.asKept(`the journal ${this.file.path}`);
   }
 
-  /** The write error that broke the journal, if one did. */
-  get broken(): OutputWriteError | undefined {
-    return this.file.broken;
-  }
-
-  markFinished(line: number, text: string, outcome: FinishedOutcome, skip?: SkipKind): void {
-    const code = outcome === "skipped" && skip !== undefined ? SKIP_CODES[skip] : OUTCOME_CODES[outcome];
-    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${code}\n`);
-  }
-
-  /** Records written whole so far (the header among them). */
-  get count(): number {
-    return this.file.count;
-  }
-
-  /** Writes what was marked; throws OutputWriteError when the disk refuses (see AppendFile). */
-  flush(): void {
-    this.file.flush();
+  /** Lets threads of this process append records (JournalRecords over AppendFile.attach) while this one writes none. */
+  share(): SharedAppendFile {
+    return this.file.share();
   }
 
   /**

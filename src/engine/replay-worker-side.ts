@@ -1,15 +1,13 @@
-import type { FinishedOutcome } from "../adapters/journal.js";
 import type { InputLine } from "../adapters/line-reader.js";
-import type { SkipKind } from "../core/message/skip.js";
 import type { DeadLetterLog, DeliveryJob, FinishedLog } from "./delivery-job.js";
 import type { RunOptions, RunProgress, RunSummary } from "./run-deliveries.js";
-import type { FromWorker, ParentPort, RelayedOutcome, ToWorker, WorkerProgress } from "./worker-protocol.js";
+import type { ParentPort, RelayedOutcome, ToWorker, WorkerProgress } from "./worker-protocol.js";
 
 /**
  * A worker's side of the run: the lines the parent hands it (each batch taken says so, making
- * room for the next), and the run's options that report to the parent: the journal and
- * dead-letter file (each flush one message, in the recorder's order), the outcomes to show (the
- * failures; every one when `everyOutcome`, for --json), the progress, and "retry now".
+ * room for the next), the run's journal and dead-letter file, which it writes itself (shared by
+ * the parent: see attachRunFiles), and the run's options that report to the parent: the outcomes
+ * to show (the failures; every one when `everyOutcome`, for --json), the progress, and "retry now".
  */
 export class WorkerSide {
   readonly stopped = new AbortController();
@@ -18,18 +16,15 @@ export class WorkerSide {
   private wake: (() => void) | undefined;
   private outcomes: RelayedOutcome[] = [];
   private retryNow: () => number = () => 0;
-  private writes = 0;
-  /** The last write the parent has made (one Int32 over a SharedArrayBuffer), which write() waits for. */
-  private readonly written: Int32Array;
 
   constructor(
     private readonly port: ParentPort,
-    written: SharedArrayBuffer,
+    /** The run's files; none for a run that keeps none. */
+    private readonly files: { journal: FinishedLog; deadLetter: DeadLetterLog | undefined } | undefined,
     private readonly everyOutcome: boolean,
     /** How long a request is on the wire before the progress counts it as hanging. */
     private readonly hangingAfterMs: number,
   ) {
-    this.written = new Int32Array(written);
     port.on("message", (message) => this.receive(message));
   }
 
@@ -50,37 +45,11 @@ export class WorkerSide {
     }
   }
 
-  /** The run's options that report to the parent (runDeliveries'). */
+  /** The run's options that write its files or report to the parent (runDeliveries'). */
   runOptions(): Pick<RunOptions, "journal" | "deadLetter" | "signal" | "stopInput" | "onOutcome" | "startProgress"> {
-    let marks: [number, FinishedOutcome, SkipKind | undefined][] = [];
-    // Appended, then flushed: a flush's records go with the journal flush that follows it (the
-    // recorder marks their lines in between), so the parent writes both together, as one recorder.
-    let appended: string[] = [];
-    let flushed: string[] = [];
-    let written = 0;
-    const journal: FinishedLog = {
-      markFinished: (number, _original, outcome, skip) => void marks.push([number, outcome, skip]),
-      flush: () => {
-        if (marks.length > 0 || flushed.length > 0) this.write({ t: "journal", marks, records: flushed, seq: this.nextWrite() });
-        marks = [];
-        flushed = [];
-      },
-      broken: undefined,
-    };
-    const deadLetter: DeadLetterLog = {
-      append: (record) => void appended.push(record),
-      flush: () => {
-        written += appended.length;
-        flushed.push(...appended);
-        appended = [];
-      },
-      get count() {
-        return written;
-      },
-    };
     return {
-      journal,
-      deadLetter,
+      journal: this.files?.journal,
+      deadLetter: this.files?.deadLetter,
       signal: this.stopped.signal,
       stopInput: () => this.end(),
       onOutcome: (job, outcome, report, reason) => {
@@ -99,25 +68,10 @@ export class WorkerSide {
     };
   }
 
-  /** The run ended: what is left to show, then its summary. */
+  /** The run ended: what is left to show, then its summary (a write error as its message: an error's class does not cross threads). */
   done(summary: RunSummary): void {
     this.flushOutcomes();
-    this.port.postMessage({ t: "done", summary });
-  }
-
-  private nextWrite(): number {
-    this.writes += 1;
-    return this.writes;
-  }
-
-  /**
-   * Has the parent write to the run's files, and waits until it has (Atomics.wait: this thread
-   * stops meanwhile), as a write to the file would: a delivery's slot is taken again only once its
-   * line is journaled, so after a kill -9 no more was sent unjournaled than one thread would have.
-   */
-  private write(message: Extract<FromWorker, { seq: number }>): void {
-    this.port.postMessage(message);
-    for (let seen = Atomics.load(this.written, 0); seen < message.seq; seen = Atomics.load(this.written, 0)) Atomics.wait(this.written, 0, seen);
+    this.port.postMessage({ t: "done", summary: { ...summary, writeError: undefined }, writeError: summary.writeError?.message });
   }
 
   private receive(message: ToWorker): void {

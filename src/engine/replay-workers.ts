@@ -1,20 +1,17 @@
 import type { Worker } from "node:worker_threads";
-import type { FinishedOutcome } from "../adapters/journal.js";
 import { emptyCounts } from "../adapters/journal.js";
 import type { InputLine } from "../adapters/line-reader.js";
 import { OutputWriteError } from "../core/errors.js";
-import type { SkipKind } from "../core/message/skip.js";
 import type { InFlight } from "./attempts-in-flight.js";
 import type { WaitReason } from "./retry-waits.js";
 import type { RunOptions, RunProgress, RunSummary } from "./run-deliveries.js";
-import { type RunCounts, recordDeadLetters } from "./run-recorder.js";
+import type { RunCounts } from "./run-recorder.js";
 import type { FromWorker, ToWorker, WorkerProgress } from "./worker-protocol.js";
 
 /** Batches of lines given to a worker and not yet taken by its run: enough to keep it busy while the parent reads. */
 const UNTAKEN_BATCHES = 4;
 
-export interface WorkersRunOptions
-  extends Pick<RunOptions, "journal" | "deadLetter" | "signal" | "stopInput" | "fractionRead" | "earlier" | "onOutcome" | "startProgress" | "onRunEnd"> {
+export interface WorkersRunOptions extends Pick<RunOptions, "signal" | "stopInput" | "fractionRead" | "earlier" | "onOutcome" | "startProgress" | "onRunEnd"> {
   /** Which worker delivers a line (each user's lines one worker's), or undefined when the line is not this run's. */
   workerOf(line: InputLine): number | undefined;
 }
@@ -22,15 +19,13 @@ export interface WorkersRunOptions
 /**
  * A replay on worker threads, the parent's side: this thread reads the lines and hands each to
  * its user's worker, in order, never more than UNTAKEN_BATCHES ahead of it; the workers prepare
- * and deliver them and report each end, which this thread writes to the run's one journal and one
- * dead-letter file, as one run's recorder would (a line's dead letter before its journal record).
- * Stopping (Ctrl-C, a write error, a worker stopped by --max-failures) stops every worker as
- * Ctrl-C stops a run. The summary is the workers' added together.
+ * and deliver them, and write how each ended to the run's one journal and one dead-letter file
+ * (shared with them: see RunFiles.share), each as one run's recorder would. Stopping (Ctrl-C, a
+ * worker stopped by a write error or by --max-failures) stops every worker as Ctrl-C stops a run.
+ * The summary is the workers' added together.
  */
 export class ReplayOnWorkers {
   private readonly startedAt = Date.now();
-  /** The text of each line handed to a worker and not yet journaled: the journal records its hash. */
-  private readonly pending = new Map<number, string>();
   private readonly untaken: number[];
   private readonly progress: (WorkerProgress | undefined)[];
   private readonly summaries: (RunSummary | undefined)[];
@@ -42,18 +37,14 @@ export class ReplayOnWorkers {
   private failure: ((error: Error) => void) | undefined;
 
   private readonly workers: Worker[];
-  /** Per worker, the last of its writes made (see WorkerSide.write). */
-  private readonly written: Int32Array[];
 
   constructor(
     count: number,
-    /** Starts worker `index`, giving it the buffer through which it learns its writes were made. */
-    start: (index: number, written: SharedArrayBuffer) => Worker,
+    /** Starts worker `index`. */
+    start: (index: number) => Worker,
     private readonly options: WorkersRunOptions,
   ) {
-    const buffers = Array.from({ length: count }, () => new SharedArrayBuffer(4));
-    this.written = buffers.map((buffer) => new Int32Array(buffer));
-    this.workers = buffers.map((buffer, index) => start(index, buffer));
+    this.workers = Array.from({ length: count }, (_, index) => start(index));
     this.untaken = this.workers.map(() => 0);
     this.progress = this.workers.map(() => undefined);
     this.summaries = this.workers.map(() => undefined);
@@ -105,7 +96,6 @@ export class ReplayOnWorkers {
         const index = options.workerOf(line);
         if (index === undefined) continue;
         (parts[index] as InputLine[]).push(line);
-        this.pending.set(line.number, line.text);
       }
       for (const [index, part] of parts.entries()) {
         if (part.length === 0) continue;
@@ -143,10 +133,6 @@ export class ReplayOnWorkers {
         this.roomMade?.();
         this.roomMade = undefined;
         return;
-      case "journal":
-        this.record(message.marks, message.records);
-        this.wrote(index, message.seq);
-        return;
       case "outcomes":
         for (const { job, outcome, report, reason } of message.outcomes) this.options.onOutcome?.(job, outcome, report, reason);
         return;
@@ -158,50 +144,12 @@ export class ReplayOnWorkers {
         return;
       case "done":
         this.summaries[index] = message.summary;
+        if (message.writeError !== undefined) this.writeError ??= new OutputWriteError(message.writeError);
         for (const resolve of (this.retried[index] as ((count: number) => void)[]).splice(0)) resolve(0);
-        // A worker that ended before its input did stopped on its own (--max-failures): so does the run.
-        if (!this.dispatched || message.summary.stoppedByFailures !== undefined) this.stop();
+        // A worker that ended before its input did stopped on its own (--max-failures, a write error): so does the run.
+        if (!this.dispatched || message.summary.stoppedByFailures !== undefined || message.writeError !== undefined) this.stop();
         return;
     }
-  }
-
-  /** Lets worker `index` go on: its write `seq` is made (or, after a write error, will never be). */
-  private wrote(index: number, seq: number): void {
-    const written = this.written[index] as Int32Array;
-    Atomics.store(written, 0, seq);
-    Atomics.notify(written, 0);
-  }
-
-  /**
-   * Writes a worker's dead letters, then journals its finished lines (those of the dead letters
-   * last), as its recorder would: a line whose record was not written whole is not journaled, and
-   * a record whose line could not be journaled is taken out again. After a write error nothing
-   * more is recorded: it is all sent again on resume.
-   */
-  private record(marks: [number, FinishedOutcome, SkipKind | undefined][], records: string[]): void {
-    const { journal, deadLetter } = this.options;
-    if (journal === undefined || this.writeError !== undefined) return;
-    const mark = ([number, outcome, skip]: [number, FinishedOutcome, SkipKind | undefined]): void => {
-      journal.markFinished(number, this.pending.get(number) ?? "", outcome, skip);
-      this.pending.delete(number);
-    };
-    const failed = (error: unknown): void => {
-      if (!(error instanceof OutputWriteError)) throw error;
-      this.writeError ??= error;
-      this.stop();
-    };
-    if (deadLetter === undefined || records.length === 0) {
-      for (const each of marks) mark(each);
-      try {
-        journal.flush();
-      } catch (error) {
-        failed(error);
-      }
-      return;
-    }
-    const others = marks.length - records.length;
-    for (const record of records) deadLetter.append(record);
-    recordDeadLetters(deadLetter, journal, (whole) => marks.slice(0, others + whole).forEach(mark), failed);
   }
 
   /** Stops reading and every worker, as the first Ctrl-C stops a run: deliveries in flight may finish. */

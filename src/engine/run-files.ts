@@ -1,10 +1,11 @@
 import { createHash, type Hash } from "node:crypto";
 import { rmSync } from "node:fs";
 import type { Readable } from "node:stream";
-import { AppendFile } from "../adapters/append-file.js";
-import { Journal, type JournalHeader, type JournalState, type OutcomeCounts } from "../adapters/journal.js";
+import { AppendFile, type SharedAppendFile } from "../adapters/append-file.js";
+import { Journal, type JournalHeader, JournalRecords, type JournalState, type OutcomeCounts } from "../adapters/journal.js";
 import { readLineBatches, type InputLine } from "../adapters/line-reader.js";
 import { keptFile } from "../adapters/output-file.js";
+import { TurnLock } from "../adapters/turn-lock.js";
 import { UsageError } from "../core/errors.js";
 import { requireNdjson } from "./ndjson-input.js";
 import { skipFinishedLines } from "./resume.js";
@@ -19,6 +20,27 @@ export interface RunFilesOptions extends JournalHeader {
   journalPath: string;
   deadLetterPath: string;
   resume: boolean;
+}
+
+/** A run's files as its worker threads take them: the two files, and the lock over both that each holds while it writes. */
+export interface SharedRunFiles {
+  journal: SharedAppendFile;
+  deadLetter: SharedAppendFile | undefined;
+  lock: SharedArrayBuffer;
+}
+
+/**
+ * A run's files in a worker thread: it journals its finished lines and writes its dead letters
+ * itself, as one thread's run would (a dead letter before its line's record, a record the journal
+ * could not take taken back), holding the lock for all it writes in one go: the threads' writes
+ * never interleave or cut into each other.
+ */
+export function attachRunFiles(shared: SharedRunFiles): { journal: JournalRecords; deadLetter: AppendFile | undefined } {
+  const lock = new TurnLock(shared.lock);
+  return {
+    journal: new JournalRecords(AppendFile.attach(shared.journal, lock)),
+    deadLetter: shared.deadLetter === undefined ? undefined : AppendFile.attach(shared.deadLetter, lock),
+  };
 }
 
 /**
@@ -60,6 +82,14 @@ export class RunFiles {
       journal.close();
       throw error;
     }
+  }
+
+  /**
+   * The journal and the dead-letter file, for worker threads to write to (replay --workers: see
+   * attachRunFiles) while this thread writes to neither; closed and completed here as ever.
+   */
+  share(): SharedRunFiles {
+    return { journal: this.journal.share(), deadLetter: this.deadLetter?.share(), lock: TurnLock.memory() };
   }
 
   /** What the earlier parts of a resumed run came to. */

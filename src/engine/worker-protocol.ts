@@ -1,7 +1,5 @@
-import type { FinishedOutcome } from "../adapters/journal.js";
 import type { InputLine } from "../adapters/line-reader.js";
 import type { DeliveryReport } from "../core/deliver.js";
-import type { SkipKind } from "../core/message/skip.js";
 import type { DeliveryJob, JobOutcome } from "./delivery-job.js";
 import type { WaitReason } from "./retry-waits.js";
 import type { RunSummary } from "./run-deliveries.js";
@@ -32,19 +30,15 @@ export interface RelayedOutcome {
 
 /**
  * What a worker tells the parent, in the order it happened: a batch of lines taken (room for
- * another), finished lines to journal with the dead letters of some (each journal flush of its
- * recorder; `seq` numbers the worker's writes: it waits until the parent says it made each),
- * outcomes to show, its progress, how many deliveries
- * a "retry now" cut short, and its summary when it has ended.
+ * another), outcomes to show, its progress, how many deliveries a "retry now" cut short, and its
+ * summary when it has ended (with the message of the write error that stopped it, if one did).
  */
 export type FromWorker =
   | { t: "took" }
-  /** `records`: dead letters, each of a line among the last of `marks` (in order), written before them. */
-  | { t: "journal"; marks: [number, FinishedOutcome, SkipKind | undefined][]; records: string[]; seq: number }
   | { t: "outcomes"; outcomes: RelayedOutcome[] }
   | { t: "progress"; progress: WorkerProgress }
   | { t: "retried"; count: number }
-  | { t: "done"; summary: RunSummary };
+  | { t: "done"; summary: RunSummary; writeError: string | undefined };
 
 /** Where a worker thread posts to the parent (its parentPort). */
 export interface ParentPort {

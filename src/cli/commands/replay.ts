@@ -100,7 +100,7 @@ export async function runReplay(
   try {
     summary =
       workers > 1
-        ? await replayOnWorkers(lines, workers, { flags, io, output, destination, selection, common, fromStdin })
+        ? await replayOnWorkers(lines, workers, { flags, io, output, destination, selection, common, fromStdin, files })
         : await replayHere(lines, { flags, io, output, settings, destination, selection, common, fromStdin });
   } finally {
     stream.destroy();

@@ -6,6 +6,7 @@ import { UsageError } from "../../core/errors.js";
 import { shardOfLine } from "../../core/shard.js";
 import { ReplayOnWorkers } from "../../engine/replay-workers.js";
 import type { RunSummary } from "../../engine/run-deliveries.js";
+import type { RunFiles, SharedRunFiles } from "../../engine/run-files.js";
 import type { ReplayFlags, RunParts } from "../commands/replay.js";
 import { REPLAY_WORKER_ARGUMENT } from "./replay-worker-argument.js";
 import { listenForRetryNow } from "./retry-now.js";
@@ -14,19 +15,29 @@ import { hangingAfter } from "../output/run-progress.js";
 /**
  * Runs the replay on `count` worker threads, each user's lines on one of them (split as --shard
  * splits, within this run's shard), each with its share of --concurrency; this thread reads the
- * input and keeps the journal and dead-letter file.
+ * input and hands them the journal and dead-letter file (`files`) to write to.
  */
 export async function replayOnWorkers(
   lines: AsyncIterable<InputLine[]>,
   count: number,
-  { flags, io, output, selection, common, destination, fromStdin }: RunParts & { destination: Destination; fromStdin: boolean },
+  {
+    flags,
+    io,
+    output,
+    selection,
+    common,
+    destination,
+    fromStdin,
+    files,
+  }: RunParts & { destination: Destination; fromStdin: boolean; files: RunFiles | undefined },
 ): Promise<RunSummary> {
   // The worker threads run the bundled CLI, main.cjs, beside this file once bundled (scripts/bundle-cli.mjs): a path in dist/cli-bundle/, not in src/.
   const entry = new URL("./main.cjs", import.meta.url);
   const { concurrency } = flags;
   const shards = flags.shard?.count ?? 1;
   const { select } = selection;
-  const start = (index: number, written: SharedArrayBuffer): Worker =>
+  const shared = files?.share();
+  const start = (index: number): Worker =>
     startReplayWorker(entry, {
       flags,
       env: io.env,
@@ -36,7 +47,7 @@ export async function replayOnWorkers(
       everyOutcome: output.json,
       hangingAfterMs: hangingAfter(output, destination.timeoutMs),
       graceMs: io.timings?.graceMs,
-      written,
+      files: shared,
     });
   const run = new ReplayOnWorkers(count, start, {
     ...common,
@@ -65,8 +76,8 @@ export interface ReplayWorkerData {
   everyOutcome: boolean;
   hangingAfterMs: number;
   graceMs: number | undefined;
-  /** Where the main thread says it has made this worker's writes (WorkerSide.write). */
-  written: SharedArrayBuffer;
+  /** The run's journal and dead-letter file, which the worker writes to; none for a run that keeps none. */
+  files: SharedRunFiles | undefined;
 }
 
 /**
@@ -79,10 +90,9 @@ function startReplayWorker(entry: URL, data: ReplayWorkerData): Worker {
 }
 
 /**
- * How many worker threads: --workers, else one. Not one per core: each flush of a worker's
- * outcomes waits for the main thread to journal it (the resend bound after a kill -9), and those
- * hand-offs cost more than a second core gives (2 workers 0.84× one's rate on 2 idle cores against
- * nginx, bench/replay-workers.js; docs/replay.md). One for what shows each event as it goes
+ * How many worker threads: --workers, else one. Not one per core: on 2 cores shared with the
+ * receiver, two workers deliver 0.90× one's rate (autocannon's second worker adds nothing there
+ * either: bench/replay-workers.js, docs/replay.md). One for what shows each event as it goes
  * (--dry-run, --verbose) or paces one stream of starts (--rate), which refuse more; and never more
  * than --concurrency (each has at least one delivery in flight).
  */

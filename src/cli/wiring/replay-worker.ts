@@ -8,6 +8,7 @@ import { linesToJobs } from "../../engine/line-jobs.js";
 import { WorkerSide } from "../../engine/replay-worker-side.js";
 import type { ParentPort } from "../../engine/worker-protocol.js";
 import { runDeliveries } from "../../engine/run-deliveries.js";
+import { attachRunFiles } from "../../engine/run-files.js";
 import { linePreparer } from "../commands/replay.js";
 import type { ReplayWorkerData } from "./replay-on-workers.js";
 
@@ -16,7 +17,8 @@ export async function runReplayWorker(): Promise<void> {
   if (isMainThread || parentPort === null) throw new Error("a replay worker runs in a worker thread of wh replay");
   const data = workerData as ReplayWorkerData;
   const { flags } = data;
-  const side = new WorkerSide(parentPort as unknown as ParentPort, data.written, data.everyOutcome, data.hangingAfterMs);
+  const files = data.files === undefined ? undefined : attachRunFiles(data.files);
+  const side = new WorkerSide(parentPort as unknown as ParentPort, files, data.everyOutcome, data.hangingAfterMs);
   const settings = await resolveDeliverySettings(flags, data.env, data.cwd, "one", true);
   const destination = settings.destinations[0];
   if (destination === undefined) throw new Error("a replay worker found no destination");

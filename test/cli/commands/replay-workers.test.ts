@@ -158,7 +158,7 @@ describe("wh replay --workers", () => {
     expect(journal).toHaveLength(1 + failed.length);
   });
 
-  it("runs one worker by default, whatever the file's size or the cores (two were slower than one, bench/replay-workers.js)", async () => {
+  it("runs one worker by default, whatever the file's size or the cores (two were slower than one on 2 cores shared with the receiver, bench/replay-workers.js)", async () => {
     const large = await eventsFile(8_000, 97);
     const receiver = await server();
     expect((await stat(join(large.dir, "events.ndjson"))).size).toBeGreaterThan(1024 * 1024);
