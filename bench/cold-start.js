@@ -11,14 +11,15 @@
 // Each run's CPU (user + system, every thread) is taken too, by bench/cpu-at-exit.cjs preloaded in
 // every command alike, and printed beside the wall time. With BENCH_BASELINE=<dir>, a checkout of
 // another commit built there (`git worktree add /tmp/f60d674 f60d674`, node_modules, `npm run
-// build`), its `wh send` and `wh send --dry-run` take their turns in the same rounds.
+// build`), its `wh send` and `wh send --dry-run` take their turns in the same rounds, and wh's CPU
+// over theirs is printed round by round (median and range).
 // wh keeps a V8 code cache of its bundle in the user's cache folder (bin/wh.cjs): here that is a
 // fresh XDG_CACHE_HOME, filled by the uncounted first rounds, so the figures are those of a user's
 // second and later starts. (The f60d674 build uses Node 22's compile cache, in os.tmpdir().)
 import { spawn, spawnSync } from "node:child_process";
 import { createInterface } from "node:readline";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -74,7 +75,13 @@ function measure(commands) {
       times[index].cpu.push(cpu);
     }
   }
-  return times.map(({ ms, cpu }) => ({ ms: median(ms), cpu: median(cpu), cpuRange: range(cpu) }));
+  return times.map(({ ms, cpu }) => ({ ms: median(ms), cpu: median(cpu), cpuRange: range(cpu), cpuRuns: cpu }));
+}
+
+/** Round by round, one command's CPU over another's, taken in the same round: the median and range. */
+function ratioByRound(figures, base) {
+  const ratios = figures.cpuRuns.map((cpu, run) => cpu / base.cpuRuns[run]);
+  return `${median(ratios).toFixed(2)}x [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}]`;
 }
 
 const receiver = spawn(process.execPath, [fileURLToPath(new URL("./receiver.js", import.meta.url))], { stdio: ["ignore", "pipe", "inherit"] });
@@ -103,8 +110,13 @@ try {
           ["dry, base", [join(BASELINE, "bin/wh.cjs"), ...dryRun.slice(1)], `wh send --dry-run built at ${BASELINE}, a config without filters`, noFilters],
         ]),
   ];
+  // The machine's 1-minute load average before and after: on a shared machine, what the figures were taken under.
+  const load = () => loadavg()[0].toFixed(1);
+  const loadBefore = load();
   const medians = measure(environments.flatMap(([, env]) => rows.map(([, args, , cwd]) => ({ args, env, cwd }))));
-  console.log(`Node ${process.version}, medians of ${RUNS} interleaved runs: wall time, and CPU (user + system) with its range`);
+  console.log(
+    `Node ${process.version}, medians of ${RUNS} interleaved runs: wall time, and CPU (user + system) with its range; load average ${loadBefore} -> ${load()}`,
+  );
   for (const [index, [name]] of environments.entries()) {
     if (name !== "") console.log(`${name}${name === "as inherited" ? ` (${STARTUP_VARIABLES.join(", ")} set)` : ""}:`);
     const [bare, ...commands] = medians.slice(index * rows.length, (index + 1) * rows.length);
@@ -116,6 +128,12 @@ try {
         `  ${`${label}:`.padEnd(13)} ${figures.ms.toFixed(1)} ms  ratio ${(figures.ms / bare.ms).toFixed(2)}  ${cpu(figures)} (${typeof target === "number" ? `target <= ${target}` : target})`,
       );
     });
+    if (BASELINE !== undefined) {
+      const byLabel = Object.fromEntries(commands.map((figures, command) => [rows[command + 1][0], figures]));
+      console.log(
+        `  CPU against the baseline, round by round: wh send ${ratioByRound(byLabel["wh send"], byLabel["send, base"])}, --dry-run ${ratioByRound(byLabel["dry, plain"], byLabel["dry, base"])}`,
+      );
+    }
   }
 } finally {
   receiver.kill("SIGTERM");

@@ -3,12 +3,15 @@
 // every start (scripts/bundle-cli.mjs).
 //
 // The bundle's files are compiled with a V8 code cache kept per user: undici's public entry, which
-// `wh send` needs whole (1.1 MB), and the CLI's own files compile from it in a fraction of the time
-// (bench/cold-start.js). Node 22's module.enableCompileCache is not used: Node 20 lacks it, its
-// cache holds only the top-level code (not the functions loading runs), and its default folder is
-// os.tmpdir(), which other users of the machine can write to: a code cache is code, so one planted
-// there would run as whoever starts wh. Here the folder is the user's cache folder, used only when
-// it is theirs alone; when it cannot be used or written, the files compile as they always did.
+// `wh send` needs whole (0.76 MB once its whitespace is out), and the CLI's own files compile from
+// it in a fraction of the time (bench/cold-start.js). Node 22's module.enableCompileCache is not
+// used: Node 20 lacks it, its cache holds only the top-level code (not the functions loading runs),
+// and its default folder is os.tmpdir(), which other users of the machine can write to: a code
+// cache is code, so one planted there would run as whoever starts wh. Here the folder is the
+// user's cache folder, used only when it is theirs alone; when it cannot be used or written, the
+// files compile as they always did. A Node startup snapshot (--build-snapshot) would skip loading
+// altogether, but undici cannot be in one (docs/measured.md), and a snapshot is used only by a Node
+// started with --snapshot-blob: a second process at every start.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");

@@ -138,12 +138,29 @@ const cosmiconfigFile = {
   external: ["typescript"],
   plugins: [{ name: "js-yaml-apart", setup: (build) => build.onResolve({ filter: /^js-yaml$/ }, () => ({ path: "./js-yaml.cjs", external: true })) }],
 };
+/**
+ * A package of OWN_FILE_PACKAGES (undici), built alone without whitespace and comments (esbuild's
+ * minifyWhitespace: the code is left as it is). undici's file goes from 1.09 to 0.76 MB, and its
+ * comments' typographic quotes go with them: `wh send` reads, hashes (the code cache's name) and
+ * compiles it at every start, 3.4 ms of CPU less (bench/cold-start.js). A stack trace's frames in
+ * it point into long lines: into the bundle, not undici's own files, as they already did. wh's own
+ * files are left readable: minified they started no sooner.
+ */
+const ownFilePackage = (specifier) => {
+  const { file, name } = packageFile(specifier);
+  return { ...options, entryPoints: [{ in: file, out: name }], minifyWhitespace: true, define: {}, banner: {} };
+};
 /** The js-yaml cosmiconfig itself would require. */
 const jsYamlFile = { ...options, entryPoints: [{ in: createRequire(COSMICONFIG_ENTRY).resolve("js-yaml"), out: "js-yaml" }], define: {}, banner: {} };
 
 await Promise.all([
   build({ ...options, entryPoints: [{ in: "wh:main", out: "main" }], plugins: [mainWithErrors, ...plugins(true)] }),
-  build({ ...options, entryPoints: [...lazy.values()].map(({ file, name }) => ({ in: file, out: name })), plugins: plugins(false) }),
+  build({
+    ...options,
+    entryPoints: [...lazy].filter(([key]) => !OWN_FILE_PACKAGES.includes(key)).map(([, { file, name }]) => ({ in: file, out: name })),
+    plugins: plugins(false),
+  }),
+  ...OWN_FILE_PACKAGES.map((specifier) => build(ownFilePackage(specifier))),
   build(cosmiconfigFile),
   build(jsYamlFile),
 ]);
