@@ -44,6 +44,8 @@ export interface TrackingServerOptions {
   retry(): number;
   /** analytics-next's CDN settings for a write key, its API at `host` (host:port, as the page reached this server; see reachedAt). */
   settings(writeKey: string, host: string): TrackingAnswer;
+  /** On close, how long requests being received or answered may finish before their connections are cut. */
+  closeGraceMs: number;
 }
 
 /** An error answer: `{ success: false, code, message }` with this status. */
@@ -95,6 +97,9 @@ class BodyError extends Error {
   }
 }
 
+/** While closing, how often connections gone idle (their last request answered) are ended. */
+const CLOSE_CHECK_MS = 50;
+
 /**
  * The HTTP side of `wh serve`: Segment's tracking API paths, gzip or deflate request bodies, JSON
  * or text/plain (analytics.js), CORS, GET /health and /metrics. What to do with a call is the
@@ -105,7 +110,10 @@ export async function startTrackingServer(given: TrackingServerOptions): Promise
   // Parsing and accepting a batch is a few milliseconds of work: one request per turn of the
   // loop, so deliveries in flight are answered between two requests, not after all of them.
   const turns = new LoopTurns();
+  let closing = false;
   const server = createServer((request, response) => {
+    // Closing: answered, then the connection ends (a kept-alive one would hold close() open).
+    if (closing) response.shouldKeepAlive = false;
     handle(request, response, options, turns).catch((error: unknown) => {
       answer(response, { status: 500, body: { success: false, code: "internal_error", message: error instanceof Error ? error.message : String(error) } });
     });
@@ -120,7 +128,18 @@ export async function startTrackingServer(given: TrackingServerOptions): Promise
     port,
     close: () =>
       new Promise((resolve) => {
-        server.close(() => resolve());
+        closing = true;
+        // Idle connections end now; those answering a request end once it is answered (each
+        // check ends the ones gone idle since); past the grace, every connection is cut. A request
+        // cut before its answer acknowledged nothing: its client sends it again. Without the cut, a
+        // client that stalls mid-request held the close for Node's requestTimeout (5 minutes).
+        const idle = setInterval(() => server.closeIdleConnections(), CLOSE_CHECK_MS);
+        const cut = setTimeout(() => server.closeAllConnections(), options.closeGraceMs);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

@@ -4,8 +4,8 @@ import type { DeliveryReport } from "../core/deliver.js";
 import type { InFlight } from "./attempts-in-flight.js";
 import type { DeliveryJob } from "./delivery-job.js";
 
-/** How long the first Ctrl-C lets deliveries in flight finish, unless the run says otherwise. */
-const GRACE_MS = 5_000;
+/** How long the first Ctrl-C lets deliveries in flight finish, unless the run says otherwise (and wh serve's requests being received). */
+export const GRACE_MS = 5_000;
 
 /**
  * How a run stops: on the run's signal (the first Ctrl-C, SIGTERM, SIGHUP) or when an output

@@ -10,6 +10,7 @@ import { browserSettings } from "../../core/message/tracking.js";
 import { untrusted } from "../../core/untrusted.js";
 import type { WaitReason } from "../deliverer.js";
 import type { RunSummary } from "../run-deliveries.js";
+import { GRACE_MS } from "../run-stop.js";
 import type { DeliveryJob, JobOutcome } from "../delivery-job.js";
 import { createAccept, type AcceptedRequest, type Source } from "./accept.js";
 import type { EventStore } from "./event-store.js";
@@ -103,6 +104,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     const retrying = (): number => forwarding?.retrying() ?? 0;
     metrics.registry.gauge("wh_serve_retrying", "Deliveries waiting to retry a URL.", retrying);
     server = await startTrackingServer({
+      closeGraceMs: options.graceMs ?? GRACE_MS,
       host: options.host,
       port: options.port,
       allowedHosts: options.allowedHosts,
