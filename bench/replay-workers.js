@@ -25,8 +25,12 @@ async function replay(file, url, workers) {
   const run = await runWh(["replay", file, "--url", url, "--concurrency", String(CONCURRENCY), "--workers", String(workers), "--quiet"]);
   if (run.code !== 0 || run.summary?.delivered !== EVENTS) throw new Error(`wh replay --workers ${workers} exited ${run.code}`);
   for (const leftover of leftovers) rmSync(leftover, { force: true });
+  cpuPerEvent[`wh${workers}`].push(run.cpuUs / EVENTS);
   return (EVENTS * 1000) / run.wallMs;
 }
+
+/** wh's CPU per event (user + system, every thread, start-up included) by the number of workers, round by round. */
+const cpuPerEvent = { wh1: [], wh2: [] };
 
 async function cannon(url, body, workers) {
   const headers = { "content-type": "application/json", "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") };
@@ -86,5 +90,12 @@ console.log(
   `medians: wh --workers 1 ${of("wh1")}/s, --workers 2 ${of("wh2")}/s, ratio ${median(whRatios).toFixed(2)}× [${range(whRatios)}]; ` +
     `autocannon 1 worker ${of("ac1")}/s, 2 workers ${of("ac2")}/s, ratio ${median(acRatios).toFixed(2)}× [${range(acRatios)}]; ` +
     `wh --workers 2 / autocannon 2 workers ${(median(rounds.map((each) => each.wh2 / each.ac2)) * 100).toFixed(0)}%`,
+);
+// Where the cores are shared with the receiver, the rates say little; the CPU per event says what
+// two workers could give on idle cores: at most 2 / (their CPU per event over one worker's).
+const cpuRatios = cpuPerEvent.wh2.map((cpu, round) => cpu / cpuPerEvent.wh1[round]);
+console.log(
+  `CPU per event: wh --workers 1 ${median(cpuPerEvent.wh1).toFixed(1)} µs, --workers 2 ${median(cpuPerEvent.wh2).toFixed(1)} µs, ratio ${median(cpuRatios).toFixed(2)}× [${range(cpuRatios)}]; ` +
+    `two workers on two idle cores: at most ${(2 / median(cpuRatios)).toFixed(2)}× one's rate`,
 );
 console.log(`load average after: ${load()}`);
