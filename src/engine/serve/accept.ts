@@ -7,7 +7,7 @@ import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
-import { storedText, type AcceptedEvent } from "./stored-event.js";
+import { eventRecordText, sourceTag, type AcceptedEvent } from "./stored-event.js";
 
 /** How long a client is asked to wait before retrying a 503 (full spool or disk). */
 const RETRY_AFTER_SECONDS = 5;
@@ -111,6 +111,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     if (!expanded.ok) return report({ ...base, status: 400, code: expanded.code, source: name, message: expanded.error });
     const where = (index: number): string => (request.call === "batch" ? `batch[${index}]` : request.path);
     const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
+    const tag = sourceTag(name ?? null);
     const fresh: AcceptedEvent[] = [];
     const ids = new Set<string>();
     let duplicates = 0;
@@ -128,8 +129,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
         continue;
       }
       ids.add(messageId);
-      const stored = { source: name ?? null, event };
-      fresh.push({ stored, prepared: judged.prepared, userKey: judged.userKey, text: storedText(stored, text) });
+      fresh.push({ stored: { source: name ?? null, event }, prepared: judged.prepared, userKey: judged.userKey, text: eventRecordText(tag, text) });
     }
     const taken = { ...base, source: name, rejected, duplicates };
     metrics.duplicates.inc({}, duplicates);

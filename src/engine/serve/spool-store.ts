@@ -68,8 +68,7 @@ export class SpoolStore implements EventStore {
 
   async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
     const texts = events.map((event) => event.text);
-    if (this.spool.full(texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0)))
-      return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
+    if (this.full(texts)) return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
     try {
       // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
       await this.spool.append(texts, events);
@@ -78,6 +77,18 @@ export class SpoolStore implements EventStore {
       return `${error.message}; retry later`;
     }
     return undefined;
+  }
+
+  /**
+   * Whether the records would pass --max-spool. A UTF-16 code unit is at most 3 bytes of UTF-8, so
+   * their lengths settle it unless the spool is near its limit: counting their bytes flattens each
+   * record's text (built of pieces, storedText) into a copy, 1.4 us an event of 1 KB.
+   */
+  private full(texts: readonly string[]): boolean {
+    return (
+      this.spool.full(texts.reduce((sum, text) => sum + text.length * 3 + 1, 0)) &&
+      this.spool.full(texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0))
+    );
   }
 
   /**

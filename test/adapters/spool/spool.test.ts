@@ -91,6 +91,24 @@ describe("Spool", () => {
     spool.close();
   });
 
+  it("writes each group's records as their UTF-8 lines, whatever their characters and however large the group, one group after another", async () => {
+    const { spool } = await open();
+    // Multi-byte characters, an emoji's surrogate pair and a lone surrogate (written as U+FFFD, as Buffer.from writes it).
+    const groups = [
+      ["é€😀", "plain", "\ud800 alone"],
+      ["a"],
+      // Past the buffer commits reuse (its bound, 3 bytes a code unit, is over 8 MiB).
+      Array.from({ length: 3 }, (_, index) => `${index}${"ü".repeat(1_000_000)}`),
+      ["after the large one", "ß"],
+    ];
+    for (const texts of groups) await spool.append(texts);
+    const [segment] = readdirSync(dir).filter((name) => name.endsWith(".ndjson"));
+    const written = readFileSync(join(dir, segment as string));
+    expect(written.equals(Buffer.from(groups.map((texts) => `${texts.join("\n")}\n`).join("")))).toBe(true);
+    expect(spool.bytes).toBe(written.length);
+    spool.close();
+  });
+
   it("removes segments an earlier run finished, and ignores acks that name no record", async () => {
     const { spool } = await open();
     await spool.append(["a"]);
