@@ -60,6 +60,8 @@ export class Spool {
   private committing = false;
   private waiting: ((committed: Committed | undefined) => void)[] = [];
   private closed = false;
+  /** Whether readers waited for the last commit: appends keep what they attach while they do. */
+  private followed = false;
   /** Where commits encode their groups (encode). */
   private encoded = Buffer.alloc(0);
 
@@ -113,11 +115,16 @@ export class Spool {
    * Appends records (each one JSON text without a newline) and resolves with their sequence
    * numbers once they are synced to disk. Rejects with OutputWriteError when the disk refuses;
    * then none of them is in the spool. `attached` (one per text) goes to the readers handed the
-   * records as they are committed, so they need not parse what the appender holds already.
+   * records as they are committed, so they need not parse what the appender holds already. It is
+   * kept only while readers follow the commits (one waits now, or waited for the last): else no
+   * one would take it, and what it holds (wh serve's events, their parsed bodies) would live
+   * until the fsync, through collections that then copy it. A reader that catches up meanwhile
+   * reads those records' texts.
    */
   append(texts: string[], attached: readonly unknown[] = []): Promise<number[]> {
+    const kept = this.waiting.length > 0 || this.followed ? attached : [];
     return new Promise((resolve, reject) => {
-      this.pending.push({ texts, attached, resolve, reject });
+      this.pending.push({ texts, attached: kept, resolve, reject });
       if (!this.committing) void this.commit();
     });
   }
@@ -166,6 +173,7 @@ export class Spool {
       for (const entry of group) entry.resolve(entry.texts.map(() => seq++));
       const waiting = this.waiting;
       this.waiting = [];
+      this.followed = waiting.length > 0;
       if (waiting.length === 0) continue;
       const attached = group.flatMap((entry) => entry.texts.map((_, index) => entry.attached[index]));
       for (const resolve of waiting) resolve({ segment, first, texts, bytes: bytes.length, attached });

@@ -32,8 +32,11 @@ export interface AcceptedRequest {
   message?: Untrusted;
   /** The error answer's stable code, for statuses other than 200. */
   code?: TrackingErrorCode;
-  /** The events accepted, as the pipeline enriched them. */
-  events?: Record<string, unknown>[];
+  /**
+   * The events accepted, as the pipeline enriched them: read back from their stored records when
+   * called (the inspector), so that nothing holds them while the store syncs.
+   */
+  events?: () => Record<string, unknown>[];
   /** The request's headers, credentials masked. */
   headers?: Record<string, string>;
 }
@@ -78,17 +81,13 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
     return { status: request.status, body: { success: false, code: request.code, message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
-  return async (request) => {
+  /**
+   * A request admitted: its events judged and handed to the store. Not an async function: a
+   * suspended frame would hold the request, and its parsed body, until the store's fsync; what
+   * waits for the store here is the answer's few figures and the records' texts.
+   */
+  const take = (request: TrackingRequest): TrackingAnswer | Promise<TrackingAnswer> => {
     const base = { path: request.path, accepted: 0, duplicates: 0, rejected: [] };
-    if (!options.accepting)
-      return report({
-        ...base,
-        status: 404,
-        code: "not_accepting",
-        source: undefined,
-        message: "this wh serve only forwards (--role forward): send to one that accepts",
-      });
-    await options.admit?.();
     const expanded = expandRequest(request.call, request.body, {
       receivedAt: options.stamps.now(),
       ip: request.ip?.replace(/^::ffff:/, ""),
@@ -109,7 +108,8 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     }
     const name = source.destination.source;
     if (!expanded.ok) return report({ ...base, status: 400, code: expanded.code, source: name, message: expanded.error });
-    const where = (index: number): string => (request.call === "batch" ? `batch[${index}]` : request.path);
+    const { call, path } = request;
+    const where = (index: number): string => (call === "batch" ? `batch[${index}]` : path);
     const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
     const tag = sourceTag(name ?? null);
     const fresh: AcceptedEvent[] = [];
@@ -134,13 +134,35 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const taken = { ...base, source: name, rejected, duplicates };
     metrics.duplicates.inc({}, duplicates);
     if (!source.destination.enabled || fresh.length === 0) return report({ ...taken, status: 200 });
-    const refusal = await options.store.append(fresh);
-    if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
-    for (const id of ids) source.recent.add(id);
-    metrics.accepted.inc({}, fresh.length);
-    const events = fresh.map(({ stored }) => stored.event);
-    return report({ ...taken, status: 200, accepted: fresh.length, events, headers: redactHeaders(request.headers) });
+    const texts = fresh.map((event) => event.text);
+    const headers = redactHeaders(request.headers);
+    return options.store.append(fresh).then((refusal) => {
+      if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
+      for (const id of ids) source.recent.add(id);
+      metrics.accepted.inc({}, texts.length);
+      return report({ ...taken, status: 200, accepted: texts.length, events: () => texts.map(storedEvent), headers });
+    });
   };
+  return async (request) => {
+    if (!options.accepting)
+      return report({
+        path: request.path,
+        accepted: 0,
+        duplicates: 0,
+        rejected: [],
+        status: 404,
+        code: "not_accepting",
+        source: undefined,
+        message: "this wh serve only forwards (--role forward): send to one that accepts",
+      });
+    await options.admit?.();
+    return take(request);
+  };
+}
+
+/** The event of a record accepting stored (eventRecordText), read back: what the report's `events` give. */
+function storedEvent(text: string): Record<string, unknown> {
+  return (JSON.parse(text) as { event: Record<string, unknown> }).event;
 }
 
 /**

@@ -66,17 +66,21 @@ export class SpoolStore implements EventStore {
     return new SpoolStore(spool, recovered, quarantined, options.dataDir);
   }
 
-  async append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
+  /**
+   * Not an async function: its frame would hold `events` (and through them the request's parsed
+   * body) until the fsync; the spool holds them only for readers that will take them.
+   */
+  append(events: readonly AcceptedEvent[]): Promise<string | undefined> {
     const texts = events.map((event) => event.text);
-    if (this.full(texts)) return `the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`;
-    try {
-      // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
-      await this.spool.append(texts, events);
-    } catch (error) {
-      if (!(error instanceof OutputWriteError)) throw error;
-      return `${error.message}; retry later`;
-    }
-    return undefined;
+    if (this.full(texts)) return Promise.resolve(`the spool is full (${this.spool.bytes} bytes, --max-spool); retry later`);
+    // Forwarders that wait at the spool's end are handed the events as they are, prepared already.
+    return this.spool.append(texts, events).then(
+      () => undefined,
+      (error: unknown) => {
+        if (!(error instanceof OutputWriteError)) throw error;
+        return `${error.message}; retry later`;
+      },
+    );
   }
 
   /**

@@ -109,6 +109,20 @@ describe("Spool", () => {
     spool.close();
   });
 
+  it("keeps what an append attaches only while readers follow the commits: a reader that catches up meanwhile gets the text alone", async () => {
+    const { spool } = await open();
+    // No reader yet: nothing to hand "first" to; the reader that starts waiting before the commit gets the record without it.
+    const appended = spool.append(["one"], ["first"]);
+    const reader = spool.reader();
+    expect(await reader.read()).toEqual([{ seq: 0, text: "one", attached: undefined }]);
+    await appended;
+    // It waited for that commit: while it follows them, appends keep what they attach, even made before it waits again.
+    const next = spool.append(["two"], ["second"]);
+    expect(await reader.read()).toEqual([{ seq: 1, text: "two", attached: "second" }]);
+    await next;
+    spool.close();
+  });
+
   it("removes segments an earlier run finished, and ignores acks that name no record", async () => {
     const { spool } = await open();
     await spool.append(["a"]);
