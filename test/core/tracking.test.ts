@@ -249,6 +249,15 @@ describe("RecentIds", () => {
     expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([false, true, true]);
   });
 
+  it("tells apart ids that share their code units two by two but for an odd last one, a NUL, or the order", () => {
+    const ids = ["", "a", "a\u0000", "\u0000a", "ab", "ba", "abc", "abc\u0000", "ab\u0000c", "\ud83d\ude00", "\ude00\ud83d"];
+    for (const id of ids) {
+      const recent = new RecentIds(4);
+      recent.add(id);
+      expect(ids.filter((other) => recent.has(other))).toEqual([id]);
+    }
+  });
+
   it("remembers nothing with a window of 0", () => {
     const recent = new RecentIds(0);
     recent.add("a");

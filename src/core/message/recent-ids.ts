@@ -45,15 +45,20 @@ export class RecentIds {
     this.insert(position);
   }
 
-  /** The id's digest into high and low: two 32-bit MurmurHash3-style hashes of its UTF-16 code units, differently seeded. */
+  /**
+   * The id's digest into high and low: two 32-bit MurmurHash3-style hashes of its UTF-16 code
+   * units, differently seeded, taken two units (32 bits) a round: half the rounds of one a unit,
+   * on accept's hot path (a messageId is digested to look for it, and again to add it).
+   */
   private digest(id: string): void {
     let high = this.seeds[0] ^ id.length;
     let low = this.seeds[1];
-    for (let index = 0; index < id.length; index += 1) {
-      const code = id.charCodeAt(index);
-      high = Math.imul(high ^ code, 0xcc9e2d51);
+    for (let index = 0; index < id.length; index += 2) {
+      // Past the end, charCodeAt is NaN, which | reads as 0: an odd last unit is a block of its own.
+      const block = id.charCodeAt(index) | (id.charCodeAt(index + 1) << 16);
+      high = Math.imul(high ^ block, 0xcc9e2d51);
       high = Math.imul((high << 15) | (high >>> 17), 0x1b873593);
-      low = Math.imul(low ^ code, 0x85ebca6b);
+      low = Math.imul(low ^ block, 0x85ebca6b);
       low = Math.imul((low << 13) | (low >>> 19), 0xc2b2ae35);
     }
     this.high = mix32(high);
