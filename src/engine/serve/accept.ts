@@ -1,7 +1,7 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
 import { checkMessage, prepareMessage, type MessageStamps, type PrepareFailure, type PrepareResult } from "../../core/message/prepare.js";
-import type { RecentIds } from "../../core/message/recent-ids.js";
+import { RecentBatch, type RecentIds } from "../../core/message/recent-ids.js";
 import { expandRequest, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
@@ -113,7 +113,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
     const tag = sourceTag(name ?? null);
     const fresh: AcceptedEvent[] = [];
-    const ids = new Set<string>();
+    const ids = new RecentBatch();
     let duplicates = 0;
     for (const { index, event, text } of expanded.events) {
       const judged = judge(event, source.destination, options.stamps);
@@ -124,11 +124,10 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
         );
         continue;
       }
-      if (source.recent.has(messageId) || ids.has(messageId)) {
+      if (!source.recent.fresh(messageId, ids)) {
         duplicates += 1;
         continue;
       }
-      ids.add(messageId);
       fresh.push({ stored: { source: name ?? null, event }, prepared: judged.prepared, userKey: judged.userKey, text: eventRecordText(tag, text) });
     }
     const taken = { ...base, source: name, rejected, duplicates };
@@ -138,7 +137,7 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const headers = redactHeaders(request.headers);
     return options.store.append(fresh).then((refusal) => {
       if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
-      for (const id of ids) source.recent.add(id);
+      source.recent.remember(ids);
       metrics.accepted.inc({}, texts.length);
       return report({ ...taken, status: 200, accepted: texts.length, events: () => texts.map(storedEvent), headers });
     });
