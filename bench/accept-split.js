@@ -4,9 +4,10 @@
 // thread: the fdatasyncs too), in µs per event: the parse (one scan for the nesting and the numbers
 // worth checking, then JSON.parse), the exact-numbers check of the texts that hold such a number,
 // expandRequest (enrich, serialise each event once, the 32 KiB rule), checkMessage (the allocation-
-// free validation), the stored record, and the spool's append (its write and fdatasync, group-
-// committed as wh serve commits: GROUP requests a commit); medians of ROUNDS rounds in which the
-// steps take turns. Reads wh's modules from dist/ (npm run build).
+// free validation), the stored record, the duplicates check (each messageId looked for in a
+// window of the default 100,000, then remembered), and the spool's append (its write and
+// fdatasync, group-committed as wh serve commits: GROUP requests a commit); medians of ROUNDS
+// rounds in which the steps take turns. Reads wh's modules from dist/ (npm run build).
 import { fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +15,9 @@ import { Spool } from "../dist/adapters/spool/spool.js";
 import { inexactNumberProblem } from "../dist/core/message/exact-numbers.js";
 import { parseJsonNumbers } from "../dist/core/message/parse-json.js";
 import { checkMessage } from "../dist/core/message/prepare.js";
+import { RecentBatch, RecentIds } from "../dist/core/message/recent-ids.js";
 import { expandRequest } from "../dist/core/message/tracking.js";
-import { storedText } from "../dist/engine/serve/stored-event.js";
+import { eventRecordText, sourceTag } from "../dist/engine/serve/stored-event.js";
 import { trackingBatch } from "./generate.js";
 
 const BATCH = 100;
@@ -48,6 +50,30 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const bodies = texts.map((text) => JSON.parse(text));
 const expand = (body) => expandRequest("batch", body, { receivedAt: new Date(), ip: "127.0.0.1", stamps });
 const expanded = bodies.map((body) => expand(body).events);
+/** The records' first bytes, as accepting works them out once a request (sourceTag). */
+const tag = sourceTag(null);
+
+/**
+ * Each request's messageIds through a window of 100,000 (--dedup-window's default) as accepting
+ * takes them: looked for, then remembered. Every run has ids of its own (built beforehand), so
+ * none is found: the window turns over as it does under a stream of new events.
+ */
+function duplicatesCheck() {
+  const window = new RecentIds(100_000);
+  // One set of ids for the warm-up and one a round; JSON.parse's strings, as accepting's are.
+  const runs = Array.from({ length: ROUNDS + 1 }, (_, run) =>
+    expanded.map((events) => events.map(({ event }) => JSON.parse(JSON.stringify(`${event.messageId}-${run}`)))),
+  );
+  let run = 0;
+  return () => {
+    for (const ids of runs[run]) {
+      const batch = new RecentBatch();
+      for (const id of ids) window.fresh(id, batch);
+      window.remember(batch);
+    }
+    run += 1;
+  };
+}
 
 /** Appends the lines of GROUP requests at a time and syncs them, as the bare server does. */
 function bareAppend(dir) {
@@ -63,7 +89,7 @@ function bareAppend(dir) {
 /** wh's spool, GROUP requests' records a commit (their appends start together, as concurrent requests' do). */
 async function spoolAppend(dir) {
   const { spool } = await Spool.open(join(dir, "spool"), { maxBytes: 1e12, quarantinePath: join(dir, "quarantine.ndjson") });
-  const records = expanded.map((events) => events.map(({ event, text }) => storedText({ source: null, event }, text)));
+  const records = expanded.map((events) => events.map(({ text }) => eventRecordText(tag, text)));
   return {
     step: async () => {
       for (let start = 0; start < REQUESTS; start += GROUP) await Promise.all(records.slice(start, start + GROUP).map((group) => spool.append(group)));
@@ -96,7 +122,8 @@ export async function acceptSplit() {
       ["wh: exact-numbers check (texts the scan flags)", over(flagged, inexactNumberProblem)],
       ["wh: expandRequest (enrich, serialise, size)", over(bodies, expand)],
       ["wh: checkMessage (validate)", over(events, ({ event }) => checkMessage(event, stamps, "classic"))],
-      ["wh: stored record", over(events, ({ event, text }) => storedText({ source: null, event }, text))],
+      ["wh: stored record", over(events, ({ text }) => eventRecordText(tag, text))],
+      ["wh: duplicates (RecentIds.fresh, remember)", duplicatesCheck()],
       ["wh: spool append (write + fdatasync)", spool.step],
     ];
     for (const [, step] of figures) await step(); // warm-up, untimed

@@ -7,8 +7,10 @@
 // with its webhook down (a receiver in its own process answering 503 with Retry-After: 1), so the
 // forwarder only waits and the CPU is the accepting's; and with a webhook that keeps up (a
 // receiver answering 200 at once), where the CPU includes the deliveries made meanwhile and the
-// receiver counts them: delivered / accepted in the same window. Then where accepting's CPU goes,
-// in-process (bench/accept-split.js).
+// receiver counts them: delivered / accepted in the same window. With BENCH_BASELINE=<dir>, a
+// checkout of another commit with its own build (npm run build there, node_modules linked), that
+// wh serve runs too each round, webhook down, for CPU per event side by side. Then where
+// accepting's CPU goes, in-process (bench/accept-split.js).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,6 +29,7 @@ const BATCH = 100;
 const CONNECTIONS = 16;
 const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BASELINE = process.env.BENCH_BASELINE;
 const requests = uniqueBatchRequests(BATCH);
 const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
@@ -76,20 +79,33 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 const dir = mkdtempSync(join(tmpdir(), "wh-bench-accept-"));
 const webhookDown = await startReceiverProcess({ status: 503 });
 const webhookUp = await startReceiverProcess();
-const runs = { bare: [], down: [], up: [] };
+const runs = { bare: [], down: [], up: [], baseline: [], baselineUp: [] };
+/** Each round's runs: its name in `runs`, and how it starts its server (wh serve: its webhook, and the checkout it runs from). */
+const roundRuns = [
+  ["bare", (round) => startBareServer(join(dir, `bare-${round}.ndjson`))],
+  ...[
+    ["down", webhookDown, undefined],
+    ["up", webhookUp, undefined],
+    ...(BASELINE === undefined
+      ? []
+      : [
+          ["baseline", webhookDown, BASELINE],
+          ["baselineUp", webhookUp, BASELINE],
+        ]),
+  ].map(([name, receiver, checkout]) => [
+    name,
+    (round) => startServeProcess(["--url", receiver.url, "--data-dir", join(dir, `${name}-${round}`)], checkout),
+    receiver,
+  ]),
+];
 try {
   for (let round = 0; round < ROUNDS; round += 1) {
-    const bare = await startBareServer(join(dir, `bare-${round}.ndjson`));
-    runs.bare.push(await measure(bare));
-    await bare.stop();
-    await settle();
-    for (const [name, receiver] of [
-      ["down", webhookDown],
-      ["up", webhookUp],
-    ]) {
-      const serve = await startServeProcess(["--url", receiver.url, "--data-dir", join(dir, `${name}-${round}`)]);
-      runs[name].push(await measure(serve, name === "up" ? receiver : undefined));
-      await serve.kill();
+    // Each round starts one run later, so that no run always follows the same one.
+    for (let turn = 0; turn < roundRuns.length; turn += 1) {
+      const [name, start, receiver] = roundRuns[(round + turn) % roundRuns.length];
+      const server = await start(round);
+      runs[name].push(await measure(server, receiver === webhookUp ? receiver : undefined));
+      await (server.kill?.() ?? server.stop());
       await settle();
     }
   }
@@ -123,6 +139,14 @@ console.log(
 console.log(
   `  wh serve / bare, webhook up:   events/s ${describeRatios(ratios("up", "perSecond"))}; CPU per event ${describeRatios(ratios("up", "cpuPerEventUs"))}`,
 );
+if (BASELINE !== undefined) {
+  const against = (name, baseline) => describeRatios(runs[name].map((run, round) => run.cpuPerEventUs / runs[baseline][round].cpuPerEventUs));
+  console.log(`  baseline, webhook down    ${figures("baseline")}  (BENCH_BASELINE=${BASELINE})`);
+  console.log(`  baseline, webhook up      ${figures("baselineUp")}`);
+  console.log(
+    `  baseline / bare, webhook down: CPU per event ${describeRatios(ratios("baseline", "cpuPerEventUs"))}; wh serve / baseline, CPU per event: webhook down ${against("down", "baseline")}, webhook up ${against("up", "baselineUp")}`,
+  );
+}
 console.log(
   `  delivered while accepting, webhook up: ${percent(median(shares))} of the events accepted in the same window (${rounds(shares.map(percent))}) (target >= 50%)`,
 );

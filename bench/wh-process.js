@@ -61,11 +61,12 @@ export function runMeasured(scriptAndArgs, env = {}, cwd = root) {
 
 /**
  * Starts `wh --json --quiet serve --port 0 …args` and resolves once it listens, with its URL and
- * its process id (for bench/proc-stat.js).
+ * its process id (for bench/proc-stat.js); wh as built in `dir` (another checkout's build, for a
+ * side-by-side run) when given.
  */
-export async function startServeProcess(args) {
+export async function startServeProcess(args, dir = root) {
   const child = spawn(process.execPath, ["bin/wh.cjs", "--json", "--quiet", "serve", "--port", "0", "--max-body", "2mb", ...args], {
-    cwd: root,
+    cwd: dir,
     env: { ...process.env, WH_SHARED_SECRET: "bench-secret" },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MessageStamps } from "../../src/core/message/prepare.js";
 import { MAX_BATCH_MESSAGES } from "../../src/core/batch.js";
-import { RecentIds } from "../../src/core/message/recent-ids.js";
+import { RecentBatch, RecentIds } from "../../src/core/message/recent-ids.js";
 import { basicAuthWriteKey, expandRequest, trackingCall } from "../../src/core/message/tracking.js";
 import { Registry } from "../../src/core/prometheus.js";
 
@@ -247,6 +247,36 @@ describe("RecentIds", () => {
     expect([recent.has("a"), recent.has("b")]).toEqual([true, true]);
     recent.add("c");
     expect([recent.has("a"), recent.has("b"), recent.has("c")]).toEqual([false, true, true]);
+  });
+
+  it("tells apart ids that share their code units two by two but for an odd last one, a NUL, or the order", () => {
+    const ids = ["", "a", "a\u0000", "\u0000a", "ab", "ba", "abc", "abc\u0000", "ab\u0000c", "\ud83d\ude00", "\ude00\ud83d"];
+    for (const id of ids) {
+      const recent = new RecentIds(4);
+      recent.add(id);
+      expect(ids.filter((other) => recent.has(other))).toEqual([id]);
+    }
+  });
+
+  it("takes a request's ids as accepting does: new unless in the window or earlier in the request, remembered only when told", () => {
+    const recent = new RecentIds(1_000);
+    recent.add("old");
+    const batch = new RecentBatch();
+    const ids = ["a", "old", "b", "a", ...Array.from({ length: 300 }, (_, index) => `id-${index}`), "b", "id-7"];
+    expect(ids.filter((id) => recent.fresh(id, batch))).toEqual(["a", "b", ...Array.from({ length: 300 }, (_, index) => `id-${index}`)]);
+    // Not stored yet (the spool may refuse the request): a retry of it is new again.
+    expect(["a", "b", "id-299"].map((id) => recent.has(id))).toEqual([false, false, false]);
+    recent.remember(batch);
+    expect(["a", "b", "id-0", "id-299", "old", "c"].map((id) => recent.has(id))).toEqual([true, true, true, true, true, false]);
+    expect(recent.fresh("a", new RecentBatch())).toBe(false);
+  });
+
+  it("still drops a request's repeated id with a window of 0", () => {
+    const recent = new RecentIds(0);
+    const batch = new RecentBatch();
+    expect(["a", "a", "b"].map((id) => recent.fresh(id, batch))).toEqual([true, false, true]);
+    recent.remember(batch);
+    expect(recent.fresh("a", new RecentBatch())).toBe(true);
   });
 
   it("remembers nothing with a window of 0", () => {

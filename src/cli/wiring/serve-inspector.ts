@@ -53,7 +53,7 @@ class ServeInspector {
   ) {}
 
   accepted(request: AcceptedRequest): void {
-    for (const event of request.events ?? []) {
+    for (const event of request.events?.() ?? []) {
       this.last += 1;
       this.ids.set(String(event.messageId), this.last);
       const reason = request.source === undefined ? undefined : `source ${request.source}`;

@@ -28,8 +28,32 @@ export class RecentIds {
   }
 
   add(id: string): void {
-    if (this.size === 0) return;
     this.digest(id);
+    this.addDigest();
+  }
+
+  /**
+   * Whether an id of a request being accepted is new: neither in the window nor given earlier in
+   * the same request (`batch`), which a new one joins. Digested once here, its digest is what
+   * remember adds: no second digest, and no Set of the request's strings.
+   */
+  fresh(id: string, batch: RecentBatch): boolean {
+    // has() leaves the id's digest in high and low.
+    return !this.has(id) && batch.join(this.high, this.low);
+  }
+
+  /** Adds a request's new ids (those fresh said were) to the window, once the request is stored. */
+  remember(batch: RecentBatch): void {
+    for (let index = 0; index < batch.count; index += 1) {
+      this.high = batch.digests[index * 2] as number;
+      this.low = batch.digests[index * 2 + 1] as number;
+      this.addDigest();
+    }
+  }
+
+  /** Adds the current digest, unless the window holds it already. */
+  private addDigest(): void {
+    if (this.size === 0) return;
     if (this.find() !== -1) return;
     let position = this.next;
     if (this.count < this.size) {
@@ -45,15 +69,20 @@ export class RecentIds {
     this.insert(position);
   }
 
-  /** The id's digest into high and low: two 32-bit MurmurHash3-style hashes of its UTF-16 code units, differently seeded. */
+  /**
+   * The id's digest into high and low: two 32-bit MurmurHash3-style hashes of its UTF-16 code
+   * units, differently seeded, taken two units (32 bits) a round: half the rounds of one a unit,
+   * on accept's hot path (each event's messageId is digested).
+   */
   private digest(id: string): void {
     let high = this.seeds[0] ^ id.length;
     let low = this.seeds[1];
-    for (let index = 0; index < id.length; index += 1) {
-      const code = id.charCodeAt(index);
-      high = Math.imul(high ^ code, 0xcc9e2d51);
+    for (let index = 0; index < id.length; index += 2) {
+      // Past the end, charCodeAt is NaN, which | reads as 0: an odd last unit is a block of its own.
+      const block = id.charCodeAt(index) | (id.charCodeAt(index + 1) << 16);
+      high = Math.imul(high ^ block, 0xcc9e2d51);
       high = Math.imul((high << 15) | (high >>> 17), 0x1b873593);
-      low = Math.imul(low ^ code, 0x85ebca6b);
+      low = Math.imul(low ^ block, 0x85ebca6b);
       low = Math.imul((low << 13) | (low >>> 19), 0xc2b2ae35);
     }
     this.high = mix32(high);
@@ -106,6 +135,50 @@ export class RecentIds {
     this.ring = ring;
     this.table = new Uint32Array(2 ** Math.ceil(Math.log2(ids * 2)));
     for (let position = 0; position < this.count; position += 1) this.insert(position);
+  }
+}
+
+/**
+ * The new ids of one request, by their digests (RecentIds.fresh): in order, and in a table of
+ * positions + 1 by the digest's low half (probed linearly, at most half full), where a repeat
+ * within the request is found. Two ids of one request share a digest with a chance of about
+ * 2^-64, as two in the window do.
+ */
+export class RecentBatch {
+  /** Each new id's digest, two 32-bit halves, in the order they came. */
+  digests = new Uint32Array(0);
+  count = 0;
+  private table = new Uint32Array(0);
+
+  /** False when the request gave this digest already; else it joins them. */
+  join(high: number, low: number): boolean {
+    if (this.count * 2 >= this.table.length) this.grow();
+    const mask = this.table.length - 1;
+    let slot = low & mask;
+    for (let entry = this.table[slot] as number; entry !== 0; entry = this.table[slot] as number) {
+      if (this.digests[(entry - 1) * 2] === high && this.digests[(entry - 1) * 2 + 1] === low) return false;
+      slot = (slot + 1) & mask;
+    }
+    this.digests[this.count * 2] = high;
+    this.digests[this.count * 2 + 1] = low;
+    this.count += 1;
+    this.table[slot] = this.count;
+    return true;
+  }
+
+  /** Doubles the room for digests (from 128 ids) and rebuilds the table at twice as many slots. */
+  private grow(): void {
+    const ids = Math.max(128, this.count * 2);
+    const digests = new Uint32Array(ids * 2);
+    digests.set(this.digests);
+    this.digests = digests;
+    this.table = new Uint32Array(ids * 2);
+    const mask = this.table.length - 1;
+    for (let index = 0; index < this.count; index += 1) {
+      let slot = (digests[index * 2 + 1] as number) & mask;
+      while (this.table[slot] !== 0) slot = (slot + 1) & mask;
+      this.table[slot] = index + 1;
+    }
   }
 }
 

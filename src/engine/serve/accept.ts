@@ -1,13 +1,13 @@
 import type { TrackingAnswer, TrackingRequest } from "../../adapters/tracking-server.js";
 import type { Destination } from "../../config/resolve.js";
 import { checkMessage, prepareMessage, type MessageStamps, type PrepareFailure, type PrepareResult } from "../../core/message/prepare.js";
-import type { RecentIds } from "../../core/message/recent-ids.js";
+import { RecentBatch, type RecentIds } from "../../core/message/recent-ids.js";
 import { expandRequest, type RejectedEvent, type TrackingErrorCode } from "../../core/message/tracking.js";
 import { redactHeaders } from "../../core/redact.js";
 import { untrusted, type Untrusted } from "../../core/untrusted.js";
 import type { EventStore } from "./event-store.js";
 import type { ServeMetrics } from "./metrics.js";
-import { storedText, type AcceptedEvent } from "./stored-event.js";
+import { eventRecordText, sourceTag, type AcceptedEvent } from "./stored-event.js";
 
 /** How long a client is asked to wait before retrying a 503 (full spool or disk). */
 const RETRY_AFTER_SECONDS = 5;
@@ -32,8 +32,11 @@ export interface AcceptedRequest {
   message?: Untrusted;
   /** The error answer's stable code, for statuses other than 200. */
   code?: TrackingErrorCode;
-  /** The events accepted, as the pipeline enriched them. */
-  events?: Record<string, unknown>[];
+  /**
+   * The events accepted, as the pipeline enriched them: read back from their stored records when
+   * called (the inspector), so that nothing holds them while the store syncs.
+   */
+  events?: () => Record<string, unknown>[];
   /** The request's headers, credentials masked. */
   headers?: Record<string, string>;
 }
@@ -78,17 +81,13 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     const retry = request.status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : undefined;
     return { status: request.status, body: { success: false, code: request.code, message }, ...(retry === undefined ? {} : { headers: retry }) };
   };
-  return async (request) => {
+  /**
+   * A request admitted: its events judged and handed to the store. Not an async function: a
+   * suspended frame would hold the request, and its parsed body, until the store's fsync; what
+   * waits for the store here is the answer's few figures and the records' texts.
+   */
+  const take = (request: TrackingRequest): TrackingAnswer | Promise<TrackingAnswer> => {
     const base = { path: request.path, accepted: 0, duplicates: 0, rejected: [] };
-    if (!options.accepting)
-      return report({
-        ...base,
-        status: 404,
-        code: "not_accepting",
-        source: undefined,
-        message: "this wh serve only forwards (--role forward): send to one that accepts",
-      });
-    await options.admit?.();
     const expanded = expandRequest(request.call, request.body, {
       receivedAt: options.stamps.now(),
       ip: request.ip?.replace(/^::ffff:/, ""),
@@ -109,10 +108,12 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
     }
     const name = source.destination.source;
     if (!expanded.ok) return report({ ...base, status: 400, code: expanded.code, source: name, message: expanded.error });
-    const where = (index: number): string => (request.call === "batch" ? `batch[${index}]` : request.path);
+    const { call, path } = request;
+    const where = (index: number): string => (call === "batch" ? `batch[${index}]` : path);
     const rejected = expanded.rejected.map((rejection) => rejectionAt(where(rejection.index), rejection));
+    const tag = sourceTag(name ?? null);
     const fresh: AcceptedEvent[] = [];
-    const ids = new Set<string>();
+    const ids = new RecentBatch();
     let duplicates = 0;
     for (const { index, event, text } of expanded.events) {
       const judged = judge(event, source.destination, options.stamps);
@@ -123,24 +124,44 @@ export function createAccept(options: AcceptOptions): (request: TrackingRequest)
         );
         continue;
       }
-      if (source.recent.has(messageId) || ids.has(messageId)) {
+      if (!source.recent.fresh(messageId, ids)) {
         duplicates += 1;
         continue;
       }
-      ids.add(messageId);
-      const stored = { source: name ?? null, event };
-      fresh.push({ stored, prepared: judged.prepared, userKey: judged.userKey, text: storedText(stored, text) });
+      fresh.push({ stored: { source: name ?? null, event }, prepared: judged.prepared, userKey: judged.userKey, text: eventRecordText(tag, text) });
     }
     const taken = { ...base, source: name, rejected, duplicates };
     metrics.duplicates.inc({}, duplicates);
     if (!source.destination.enabled || fresh.length === 0) return report({ ...taken, status: 200 });
-    const refusal = await options.store.append(fresh);
-    if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
-    for (const id of ids) source.recent.add(id);
-    metrics.accepted.inc({}, fresh.length);
-    const events = fresh.map(({ stored }) => stored.event);
-    return report({ ...taken, status: 200, accepted: fresh.length, events, headers: redactHeaders(request.headers) });
+    const texts = fresh.map((event) => event.text);
+    const headers = redactHeaders(request.headers);
+    return options.store.append(fresh).then((refusal) => {
+      if (refusal !== undefined) return report({ ...base, status: 503, code: "unavailable", source: name, message: refusal });
+      source.recent.remember(ids);
+      metrics.accepted.inc({}, texts.length);
+      return report({ ...taken, status: 200, accepted: texts.length, events: () => texts.map(storedEvent), headers });
+    });
   };
+  return async (request) => {
+    if (!options.accepting)
+      return report({
+        path: request.path,
+        accepted: 0,
+        duplicates: 0,
+        rejected: [],
+        status: 404,
+        code: "not_accepting",
+        source: undefined,
+        message: "this wh serve only forwards (--role forward): send to one that accepts",
+      });
+    await options.admit?.();
+    return take(request);
+  };
+}
+
+/** The event of a record accepting stored (eventRecordText), read back: what the report's `events` give. */
+function storedEvent(text: string): Record<string, unknown> {
+  return (JSON.parse(text) as { event: Record<string, unknown> }).event;
 }
 
 /**

@@ -52,7 +52,15 @@ function shown(text: string): string {
  */
 export function storedText({ source, event, ...more }: StoredEvent, eventText = JSON.stringify(event)): string {
   const rest = JSON.stringify(more);
-  return `${sourceTag(source)}"event":${eventText}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
+  return rest === "{}" ? eventRecordText(sourceTag(source), eventText) : `${sourceTag(source)}"event":${eventText},${rest.slice(1)}`;
+}
+
+/**
+ * storedText of a record that holds only its source and event, as accepting stores each: `tag`,
+ * the source's sourceTag, is worked out once for a request's events.
+ */
+export function eventRecordText(tag: string, eventText: string): string {
+  return `${tag}"event":${eventText}}`;
 }
 
 /** How every stored record of `source` starts. */

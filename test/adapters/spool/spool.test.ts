@@ -91,6 +91,41 @@ describe("Spool", () => {
     spool.close();
   });
 
+  it("writes each group's records as their UTF-8 lines, whatever their characters and however large the group, in the order they were appended", async () => {
+    const { spool } = await open();
+    // Multi-byte characters, an emoji's surrogate pair and a lone surrogate (written as U+FFFD, as Buffer.from writes it).
+    const groups = [
+      ["é€😀", "plain", "\ud800 alone"],
+      ["a"],
+      ["ü".repeat(100), "ß"],
+      // Past the buffer commits reuse (its bound, 3 bytes a code unit, is over 8 MiB).
+      Array.from({ length: 3 }, (_, index) => `${index}${"ü".repeat(1_000_000)}`),
+      ["after the large one", "ß"],
+    ];
+    // The first three at once: the two that arrive while the first commits share the next commit, encoded one after the other.
+    await Promise.all(groups.slice(0, 3).map((texts) => spool.append(texts)));
+    for (const texts of groups.slice(3)) await spool.append(texts);
+    const [segment] = readdirSync(dir).filter((name) => name.endsWith(".ndjson"));
+    const written = readFileSync(join(dir, segment as string));
+    expect(written.equals(Buffer.from(groups.map((texts) => `${texts.join("\n")}\n`).join("")))).toBe(true);
+    expect(spool.bytes).toBe(written.length);
+    spool.close();
+  });
+
+  it("keeps what an append attaches only while readers follow the commits: a reader that catches up meanwhile gets the text alone", async () => {
+    const { spool } = await open();
+    // No reader yet: nothing to hand "first" to; the reader that starts waiting before the commit gets the record without it.
+    const appended = spool.append(["one"], ["first"]);
+    const reader = spool.reader();
+    expect(await reader.read()).toEqual([{ seq: 0, text: "one", attached: undefined }]);
+    await appended;
+    // It waited for that commit: while it follows them, appends keep what they attach, even made before it waits again.
+    const next = spool.append(["two"], ["second"]);
+    expect(await reader.read()).toEqual([{ seq: 1, text: "two", attached: "second" }]);
+    await next;
+    spool.close();
+  });
+
   it("removes segments an earlier run finished, and ignores acks that name no record", async () => {
     const { spool } = await open();
     await spool.append(["a"]);
