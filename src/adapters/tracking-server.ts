@@ -1,13 +1,12 @@
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createGunzip, createInflate } from "node:zlib";
 import { inexactNumberProblem } from "../core/message/exact-numbers.js";
 import { parseJsonNumbers } from "../core/message/parse-json.js";
 import { LoopTurns } from "./loop-turns.js";
 import { basicAuthWriteKey, settingsWriteKey, trackingCall, type TrackingErrorCode } from "../core/message/tracking.js";
 import { acceptsHost, hostKey } from "./own-host.js";
-import { decodeUtf8, NOT_UTF8 } from "./utf8.js";
+import { BodyError, readBody } from "./tracking-body.js";
 
 /** One tracking call as it arrived: what the engine decides on. */
 export interface TrackingRequest {
@@ -85,16 +84,6 @@ const HEADER_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Z
 function preflightHeaders(requested: string | undefined): Record<string, string> {
   const asked = requested?.trim() ?? "";
   return { ...CORS, "access-control-allow-headers": HEADER_LIST.test(asked) ? asked : SDK_HEADERS, vary: "Access-Control-Request-Headers" };
-}
-
-class BodyError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: TrackingErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** While closing, how often connections gone idle (their last request answered) are ended. */
@@ -290,41 +279,4 @@ function answer(response: ServerResponse, { status, body, headers }: TrackingAns
   if (response.headersSent) return;
   const text = JSON.stringify(body);
   response.writeHead(status, { ...(cors ? CORS : {}), ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
-}
-
-/** The body as text, gunzipped or inflated when so encoded, refused past `max` bytes either way, or when not UTF-8. */
-async function readBody(request: IncomingMessage, max: number): Promise<{ text: string; bytes: number }> {
-  const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
-  const declared = Number(request.headers["content-length"] ?? Number.NaN);
-  const tooLarge = (): BodyError => new BodyError(400, "body_too_large", `the body is larger than ${max} bytes (the limit is --max-body)`);
-  if (encoding === "identity" && declared > max) {
-    request.resume();
-    throw tooLarge();
-  }
-  let stream: NodeJS.ReadableStream = request;
-  if (encoding === "gzip" || encoding === "x-gzip") stream = request.pipe(createGunzip());
-  else if (encoding === "deflate") stream = request.pipe(createInflate());
-  else if (encoding !== "identity") {
-    request.resume();
-    throw new BodyError(415, "unsupported_encoding", `Content-Encoding ${encoding} is not supported (gzip, deflate or none)`);
-  }
-  const chunks: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      length += chunk.length;
-      if (length > max) {
-        request.resume();
-        throw tooLarge();
-      }
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof BodyError) throw error;
-    throw new BodyError(400, "invalid_request", `the body could not be read: ${(error as Error).message}`);
-  }
-  const body = Buffer.concat(chunks);
-  const text = decodeUtf8(body);
-  if (text === undefined) throw new BodyError(400, "invalid_request", `the body is ${NOT_UTF8}`);
-  return { text, bytes: body.length };
 }
