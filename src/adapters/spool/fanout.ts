@@ -39,6 +39,9 @@ export class SpoolFanout {
   private readonly share: number;
   /** Records the lanes hold, together. */
   private held = 0;
+  /** Lanes behind: while all are, the shared reader waits (resumeReading) instead of reading. */
+  private lanesBehind = 0;
+  private resumeReading: (() => void) | undefined;
   /** Why the shared reader stopped, when it failed: every lane's consumer is told. */
   failure: unknown;
 
@@ -68,9 +71,13 @@ export class SpoolFanout {
     return this.shared.position;
   }
 
-  /** Records stored and not yet handed to their consumer, for the consumer furthest behind (its own records, not every record since). */
+  /**
+   * Records stored and not yet handed to their consumer, for the consumer furthest behind (its own
+   * records, not every record since), and those the shared reader has not read yet (while every
+   * lane is behind it waits, and any of them may be the furthest behind's).
+   */
   lag(): number {
-    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0);
+    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0) + (this.spool.nextSeq - this.shared.position);
   }
 
   /** Whether a lane holding `queued` records may take one more. */
@@ -83,9 +90,16 @@ export class SpoolFanout {
     this.held += count;
   }
 
+  /** A lane fell behind (true) or was fed again (false). */
+  laneBehind(behind: boolean): void {
+    this.lanesBehind += behind ? 1 : -1;
+    if (!behind) this.resumeReading?.();
+  }
+
   stop(): void {
     this.shared.stop();
     for (const lane of this.lanes) lane.stop();
+    this.resumeReading?.();
   }
 
   /** Whether the shared reader makes a record of a record of `lane`: not while the lane is behind (nor a string of its line). */
@@ -99,6 +113,17 @@ export class SpoolFanout {
   private async dispatch(router: LaneRouter): Promise<void> {
     try {
       for (;;) {
+        // Every lane behind (each source's webhook down): what the shared reader read would be
+        // passed over, and a reader waiting at the spool's end for each commit made the
+        // collector promote every request's objects (1 source with such a reader beside its
+        // own: 21.4 µs an event against 14.7). It reads on once a lane is fed again; the lanes
+        // read alone up to where it stopped.
+        if (this.lanesBehind === this.lanes.length) {
+          await new Promise<void>((resolve) => {
+            this.resumeReading = resolve;
+          });
+          this.resumeReading = undefined;
+        }
         const records = await this.shared.read();
         if (records === undefined) break;
         for (const record of records) this.lanes[router.record(record.text, record.attached)]?.offer(record);
@@ -148,7 +173,10 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   /** A record of the lane from the shared reader. */
   offer(record: SpoolRecord): void {
     if (record.seq < this.fedFrom) return;
-    if (this.behindAt === undefined && !this.fanout.hasRoom(this.queue.length)) this.behindAt = record.seq;
+    if (this.behindAt === undefined && !this.fanout.hasRoom(this.queue.length)) {
+      this.behindAt = record.seq;
+      this.fanout.laneBehind(true);
+    }
     if (this.behindAt !== undefined) {
       this.passOver();
       return;
@@ -213,6 +241,7 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
     // not been handed, and what it read before it (perhaps not yet handed out) is passed over.
     this.fedFrom = this.own.position;
     this.behindAt = undefined;
+    this.fanout.laneBehind(false);
     this.passed = 0;
     const own = this.own;
     this.own = undefined;

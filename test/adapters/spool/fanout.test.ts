@@ -36,13 +36,27 @@ async function next(iterator: AsyncIterator<SpoolRecord[]>): Promise<SpoolRecord
   return result.done === true ? [] : result.value;
 }
 
+/** A fanout of `lanes` lanes over the spool, each lane's own reader keeping its records. */
+function fanoutOf(lanes: number): SpoolFanout {
+  return new SpoolFanout(spool, router, lanes, (lane) => ({
+    line: (buffer, start, end) => router.line(buffer, start, end) === lane,
+    committed: (text) => router.record(text, undefined) === lane,
+  }));
+}
+
+/** `perLane` records for each of `lanes` lanes, numbered from `from`, spread in turn. */
+const spread = (lanes: number, perLane: number, from = 0): string[] =>
+  Array.from({ length: perLane * lanes }, (_, index) => JSON.stringify({ lane: index % lanes, n: from + Math.floor(index / lanes) }));
+
+/** Lets the fanout's reader run until it is idle (it waits for a commit, or for a lane). */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe("SpoolFanout", () => {
   it("holds a bounded number of records over all its lanes while no consumer takes, and each lane still gets all of its own, in order", async () => {
-    const fanout = new SpoolFanout(spool, router, LANES, (lane) => ({
-      line: (buffer, start, end) => router.line(buffer, start, end) === lane,
-      committed: (text) => router.record(text, undefined) === lane,
-    }));
-    const texts = Array.from({ length: PER_LANE * LANES }, (_, index) => JSON.stringify({ lane: index % LANES, n: Math.floor(index / LANES) }));
+    const fanout = fanoutOf(LANES);
+    const texts = spread(LANES, PER_LANE);
     await spool.append(texts);
     while (fanout.position < texts.length) await new Promise((resolve) => setImmediate(resolve));
     const iterators = Array.from({ length: LANES }, (_, lane) => fanout.lane(lane)[Symbol.asyncIterator]());
@@ -60,6 +74,38 @@ describe("SpoolFanout", () => {
         await iterator.return?.();
       }),
     );
+    fanout.stop();
+  });
+
+  it("stops reading while every lane is behind, and reads on once one is fed again: every lane still gets all of its records, in order", async () => {
+    const fanout = fanoutOf(3);
+    // 300 a lane: each holds 256 and falls behind.
+    await spool.append(spread(3, 300));
+    await settle();
+    const stoppedAt = fanout.position;
+    await spool.append(spread(3, 100, 300));
+    await settle();
+    // Nothing it read now would be handed to anyone: it waits (it read every commit as it came, to pass over all of it),
+    // and says each lane has at least its 400 waiting.
+    expect(fanout.position).toBe(stoppedAt);
+    expect(fanout.lag()).toBeGreaterThanOrEqual(400);
+    // Lane 0's consumer takes: it reads alone up to there, is fed again, and the reader reads on.
+    const first = fanout.lane(0)[Symbol.asyncIterator]();
+    const got: SpoolRecord[] = [];
+    while (got.length < 400) got.push(...(await next(first)));
+    await spool.append(spread(3, 50, 400));
+    while (got.length < 450) got.push(...(await next(first)));
+    expect(fanout.position).toBe(spool.nextSeq);
+    expect(got.map(({ text }) => JSON.parse(text))).toEqual(Array.from({ length: 450 }, (_, n) => ({ lane: 0, n })));
+    // The others read theirs alone.
+    for (const lane of [1, 2]) {
+      const iterator = fanout.lane(lane)[Symbol.asyncIterator]();
+      const theirs: SpoolRecord[] = [];
+      while (theirs.length < 450) theirs.push(...(await next(iterator)));
+      expect(theirs.map(({ text }) => JSON.parse(text))).toEqual(Array.from({ length: 450 }, (_, n) => ({ lane, n })));
+      await iterator.return?.();
+    }
+    await first.return?.();
     fanout.stop();
   });
 });
