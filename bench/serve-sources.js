@@ -10,7 +10,9 @@
 // system of wh serve's process per event answered 200, from /proc. With the webhook down, the
 // first seconds hold each source's first retries (--concurrency 32 per source, Retry-After: 1, the
 // backoff growing from 1 s): BENCH_WARMUP_SECONDS=10 measures past them. BENCH_SOURCE_COUNTS=1,100
-// leaves out 10.
+// leaves out 10. BENCH_REQUESTS_PER_SECOND=300 posts at that rate instead of as fast as serve
+// answers: a configuration that costs more then does not also answer later, which keeps each
+// request's objects alive longer and makes the collector promote them (docs/measured.md).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_UP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const COUNTS = (process.env.BENCH_SOURCE_COUNTS ?? "1,10,100").split(",").map(Number);
+const RATE = process.env.BENCH_REQUESTS_PER_SECOND === undefined ? {} : { overallRate: Number(process.env.BENCH_REQUESTS_PER_SECOND) };
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
 const basic = (key) => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
 
@@ -48,7 +51,14 @@ async function measure(dir, webhook, sources, spread) {
   const serve = await startServeProcess(["--config", config, "--data-dir", join(dir, "data")]);
   try {
     const post = (seconds) =>
-      autocannon({ url: `${serve.url}/v1/batch`, method: "POST", connections: CONNECTIONS, duration: seconds, requests: requestsFor(sources, spread) });
+      autocannon({
+        url: `${serve.url}/v1/batch`,
+        method: "POST",
+        connections: CONNECTIONS,
+        duration: seconds,
+        requests: requestsFor(sources, spread),
+        ...RATE,
+      });
     await post(WARM_UP);
     await webhook.perSecond();
     const before = cpuUs(serve.pid);
@@ -92,7 +102,7 @@ try {
 }
 
 console.log(
-  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARM_UP}): batches of ${BATCH}, ${CONNECTIONS} connections, ${SECONDS} s per run after ${WARM_UP} s of warm-up, medians of ${ROUNDS} rounds taking turns; floor: one source`,
+  `serve sources (node bench/serve-sources.js; BENCH_SERVE_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARM_UP}): batches of ${BATCH}, ${CONNECTIONS} connections${RATE.overallRate === undefined ? "" : ` at ${RATE.overallRate} requests/s`}, ${SECONDS} s per run after ${WARM_UP} s of warm-up, medians of ${ROUNDS} rounds taking turns; floor: one source`,
 );
 for (const state of ["down", "up"]) {
   for (const spread of [true, false]) {

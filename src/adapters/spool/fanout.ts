@@ -16,6 +16,15 @@ export interface LaneRouter {
 const LANE_RECORDS = 256;
 
 /**
+ * Records all the lanes hold together before each is held to its share of them (at most twice
+ * this in all, whatever the number of lanes). A lane whose webhook is down keeps what it holds
+ * until it comes back: 100 such lanes holding 256 each kept 25,600 accepted events alive, and wh
+ * serve's peak RSS at 350 MB against one source's 145 (250 MB with the shared budget). A burst to
+ * one lane, or a commit spread over 100 lanes (16 requests of 100 events: 16 a lane), still fits.
+ */
+const SHARED_RECORDS = 2_048;
+
+/**
  * One reader over a spool for many consumers (wh serve's sources): each record is read once and
  * handed to its lane, where it used to be read (and looked at) once per consumer. A lane whose
  * consumer does not keep up falls behind: from that record on it reads alone, with a reader of
@@ -26,6 +35,13 @@ const LANE_RECORDS = 256;
 export class SpoolFanout {
   private readonly shared: SpoolReader;
   private readonly lanes: Lane[];
+  /** What a lane may hold once the lanes hold SHARED_RECORDS together. */
+  private readonly share: number;
+  /** Records the lanes hold, together. */
+  private held = 0;
+  /** Lanes behind: while all are, the shared reader waits (resumeReading) instead of reading. */
+  private lanesBehind = 0;
+  private resumeReading: (() => void) | undefined;
   /** Why the shared reader stopped, when it failed: every lane's consumer is told. */
   failure: unknown;
 
@@ -37,6 +53,7 @@ export class SpoolFanout {
     ownSelector: (lane: number) => SpoolSelector,
   ) {
     this.lanes = Array.from({ length: count }, (_, index) => new Lane(this, ownSelector(index)));
+    this.share = Math.max(1, Math.floor(SHARED_RECORDS / count));
     this.shared = spool.reader({
       line: (buffer, start, end) => this.takes(router.line(buffer, start, end)),
       committed: (text, attached) => this.takes(router.record(text, attached)),
@@ -54,14 +71,35 @@ export class SpoolFanout {
     return this.shared.position;
   }
 
-  /** Records stored and not yet handed to their consumer, for the consumer furthest behind (its own records, not every record since). */
+  /**
+   * Records stored and not yet handed to their consumer, for the consumer furthest behind (its own
+   * records, not every record since), and those the shared reader has not read yet (while every
+   * lane is behind it waits, and any of them may be the furthest behind's).
+   */
   lag(): number {
-    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0);
+    return this.lanes.reduce((most, lane) => Math.max(most, lane.waiting), 0) + (this.spool.nextSeq - this.shared.position);
+  }
+
+  /** Whether a lane holding `queued` records may take one more. */
+  hasRoom(queued: number): boolean {
+    return queued < LANE_RECORDS && (this.held < SHARED_RECORDS || queued < this.share);
+  }
+
+  /** The lanes hold `count` records more (fewer, when negative). */
+  hold(count: number): void {
+    this.held += count;
+  }
+
+  /** A lane fell behind (true) or was fed again (false). */
+  laneBehind(behind: boolean): void {
+    this.lanesBehind += behind ? 1 : -1;
+    if (!behind) this.resumeReading?.();
   }
 
   stop(): void {
     this.shared.stop();
     for (const lane of this.lanes) lane.stop();
+    this.resumeReading?.();
   }
 
   /** Whether the shared reader makes a record of a record of `lane`: not while the lane is behind (nor a string of its line). */
@@ -75,6 +113,17 @@ export class SpoolFanout {
   private async dispatch(router: LaneRouter): Promise<void> {
     try {
       for (;;) {
+        // Every lane behind (each source's webhook down): what the shared reader read would be
+        // passed over, and a reader waiting at the spool's end for each commit made the
+        // collector promote every request's objects (1 source with such a reader beside its
+        // own: 21.4 µs an event against 14.7). It reads on once a lane is fed again; the lanes
+        // read alone up to where it stopped.
+        if (this.lanesBehind === this.lanes.length) {
+          await new Promise<void>((resolve) => {
+            this.resumeReading = resolve;
+          });
+          this.resumeReading = undefined;
+        }
         const records = await this.shared.read();
         if (records === undefined) break;
         for (const record of records) this.lanes[router.record(record.text, record.attached)]?.offer(record);
@@ -124,12 +173,16 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
   /** A record of the lane from the shared reader. */
   offer(record: SpoolRecord): void {
     if (record.seq < this.fedFrom) return;
-    if (this.behindAt === undefined && this.queue.length >= LANE_RECORDS) this.behindAt = record.seq;
+    if (this.behindAt === undefined && !this.fanout.hasRoom(this.queue.length)) {
+      this.behindAt = record.seq;
+      this.fanout.laneBehind(true);
+    }
     if (this.behindAt !== undefined) {
       this.passOver();
       return;
     }
     this.queue.push(record);
+    this.fanout.hold(1);
     this.wake?.();
   }
 
@@ -151,7 +204,9 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
       for (;;) {
         if (this.stopped) return;
         if (this.queue.length > 0) {
-          yield this.queue.splice(0);
+          const records = this.queue.splice(0);
+          this.fanout.hold(-records.length);
+          yield records;
           continue;
         }
         if (this.behindAt !== undefined) {
@@ -186,6 +241,7 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
     // not been handed, and what it read before it (perhaps not yet handed out) is passed over.
     this.fedFrom = this.own.position;
     this.behindAt = undefined;
+    this.fanout.laneBehind(false);
     this.passed = 0;
     const own = this.own;
     this.own = undefined;
