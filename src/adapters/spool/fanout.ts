@@ -96,6 +96,11 @@ export class SpoolFanout {
     if (!behind) this.resumeReading?.();
   }
 
+  /** Whether lane `index` takes what the shared reader reads now: false while it is behind (its records are read alone, later). */
+  isFed(index: number): boolean {
+    return this.lanes[index]?.behind !== true;
+  }
+
   stop(): void {
     this.shared.stop();
     for (const lane of this.lanes) lane.stop();
