@@ -1,3 +1,4 @@
+import { UsageError } from "../../core/errors.js";
 import { shard, wholeNumber } from "./parsers.js";
 import { flag } from "./spec.js";
 
@@ -10,10 +11,19 @@ export const replayShard = flag({
   resume: true,
 });
 
+// More than 256 threads gain nothing on any machine wh runs on, and each holds its own connections.
+const workerThreads = wholeNumber(1, 256);
+
 export const replayWorkers = flag({
-  syntax: "--workers <n>",
-  description: "threads delivering at once (default 1; only 1 with --dry-run, --verbose or --rate): each user's lines on one, one journal",
-  // More than 256 threads gain nothing on any machine wh runs on, and each holds its own connections.
-  parse: wholeNumber(1, 256),
+  syntax: "--workers <n|auto>",
+  description: "threads delivering at once (default 1; auto: one per core; only 1 with --dry-run, --verbose or --rate): each user's lines on one, one journal",
+  parse: (text: string, name: string): number | "auto" => {
+    if (text === "auto") return "auto";
+    try {
+      return workerThreads(text, name);
+    } catch (error) {
+      throw error instanceof UsageError ? new UsageError(`${error.message}, or auto (one per core)`) : error;
+    }
+  },
   resume: true,
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { OutcomeCounts } from "../../adapters/journal.js";
 import type { InputLine } from "../../adapters/line-reader.js";
@@ -90,19 +91,24 @@ function startReplayWorker(entry: URL, data: ReplayWorkerData): Worker {
 }
 
 /**
- * How many worker threads: --workers, else one. Not one per core: on 2 cores shared with the
- * receiver, two workers deliver 0.90× one's rate (autocannon's second worker adds nothing there
- * either: bench/replay-workers.js, docs/replay.md). One for what shows each event as it goes
- * (--dry-run, --verbose) or paces one stream of starts (--rate), which refuse more; and never more
- * than --concurrency (each has at least one delivery in flight).
+ * How many worker threads: --workers, else one; `auto`, one per core. Not one per core by
+ * default: on 2 cores shared with the receiver, two workers deliver 0.90× one's rate
+ * (autocannon's second worker adds nothing there either), and where no core is saturated two
+ * spend 1.37× the CPU per event of one (bench/replay-workers.js, docs/replay.md). One for what
+ * shows each event as it goes (--dry-run, --verbose) or paces one stream of starts (--rate),
+ * which refuse a number above one (auto takes one); and never more than --concurrency (each has
+ * at least one delivery in flight).
  */
 export function workerCount(flags: ReplayFlags): number {
   const alone = flags.dryRun === true ? "--dry-run" : flags.verbose === true ? "--verbose" : flags.rate !== undefined ? "--rate" : undefined;
-  if (alone !== undefined && flags.workers !== undefined && flags.workers > 1) {
-    throw new UsageError(`--workers ${flags.workers} cannot go with ${alone}: a run with ${alone} runs on one worker`, {
-      hint: `leave out --workers (or give --workers 1)`,
-    });
+  if (alone !== undefined) {
+    if (typeof flags.workers === "number" && flags.workers > 1) {
+      throw new UsageError(`--workers ${flags.workers} cannot go with ${alone}: a run with ${alone} runs on one worker`, {
+        hint: `leave out --workers (or give --workers 1)`,
+      });
+    }
+    return 1;
   }
-  const wanted = flags.workers ?? 1;
+  const wanted = flags.workers === "auto" ? availableParallelism() : (flags.workers ?? 1);
   return Math.min(wanted, flags.concurrency);
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { shardOfLine } from "../../../src/core/shard.js";
@@ -167,6 +168,31 @@ describe("wh replay --workers", () => {
     expect((JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { workers: unknown }).workers).toBe(1);
   });
 
+  it("--workers auto runs one worker per core, never more than --concurrency, and every event once", async () => {
+    const { dir, events } = await eventsFile(300, 30);
+    const receiver = await server();
+    const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--workers", "auto", "--json"], { cwd: dir }, spawnWh);
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { workers: unknown }).workers).toBe(Math.min(availableParallelism(), 64));
+    expect([...countByMessageId(receiver.requests).values()].every((count) => count === 1)).toBe(true);
+    expect(countByMessageId(receiver.requests).size).toBe(events.length);
+    const capped = await runSigned(
+      ["replay", "events.ndjson", "--url", receiver.url, "--workers", "auto", "--concurrency", "1", "--json"],
+      { cwd: dir },
+      spawnWh,
+    );
+    expect(capped.code, capped.stderr).toBe(0);
+    expect((JSON.parse(capped.stdout.trim().split("\n").at(-1) as string) as { workers: unknown }).workers).toBe(1);
+  });
+
+  it.each([["--dry-run"], ["--verbose"], ["--rate", "100"]])("--workers auto with %s runs on one worker", async (...flag) => {
+    const { dir } = await eventsFile(5, 2);
+    const receiver = await server();
+    const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--workers", "auto", "--json", ...flag], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { workers: unknown }).workers).toBe(1);
+  });
+
   it("with the journal's disk full after dead letters were written: the journal and the dead letters agree (exit 74), and --resume dead-letters each failed line once", async (context) => {
     // Two pages of tmpfs, one the journal's lock's: its header and about 150 records fit.
     const disk = mountTmpfs(8 * 1024);
@@ -215,7 +241,7 @@ describe("wh replay --workers", () => {
     const result = await runSigned(["replay", "events.ndjson", "--url", receiver.url, "--workers", value], { cwd: dir });
 
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`--workers ${JSON.stringify(value)}: expected a whole number from 1 to 256`);
+    expect(result.stderr).toContain(`--workers ${JSON.stringify(value)}: expected a whole number from 1 to 256, or auto (one per core)`);
     expect(receiver.requests).toHaveLength(0);
   });
 
