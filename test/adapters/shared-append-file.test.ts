@@ -6,6 +6,7 @@ import { Worker } from "node:worker_threads";
 import { afterAll, describe, expect, it } from "vitest";
 import { AppendFile } from "../../src/adapters/append-file.js";
 import { TurnLock } from "../../src/adapters/turn-lock.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 
 // Threads of one process appending to one file (replay --workers' journal and dead-letter file):
 // each attaches to it in a worker thread of its own, from the built modules (run `npm run build`
@@ -19,8 +20,8 @@ afterAll(async () => {
 const built = (module: string): string => pathToFileURL(join(import.meta.dirname, "../../dist/adapters", module)).href;
 
 /**
- * A thread that attaches to `file` and appends `records` records named by its `name`, in flushes
- * of 1 to 16, taking the last of a flush back again now and then (as a dead letter whose line the
+ * A thread that attaches to `file` and appends `records` records named by its `name` (each padded
+ * with `pad` bytes, else up to 299), in flushes of 1 to 16, taking the last of a flush back again now and then (as a dead letter whose line the
  * journal could not take); it answers with the records it took back, or the message its flush
  * threw.
  */
@@ -43,7 +44,7 @@ const { parentPort, workerData } = require("node:worker_threads");
       const size = 1 + ((next * 7) % 16);
       let last;
       for (let i = 0; i < size && next < workerData.records; i += 1, next += 1) {
-        last = workerData.name + "-" + next + "-" + "x".repeat(next % 300) + "\\n";
+        last = workerData.name + "-" + next + "-" + "x".repeat(workerData.pad ?? next % 300) + "\\n";
         file.append(last);
       }
       const before = file.count;
@@ -111,16 +112,26 @@ describe("AppendFile shared between threads", () => {
     opened.close();
   });
 
-  it("a write error one thread meets breaks the file for every thread: the others' flushes throw its message, and the sharing thread sees it", async () => {
-    const opened = AppendFile.open("/dev/full", "the test file", "append");
-    const file = opened.share();
-    const lock = TurnLock.memory();
-    const first = await appender({ file, lock, name: "a", records: 10, ready: new SharedArrayBuffer(4), threads: 1 });
-    expect(first.error).toMatch(/^could not write the test file \/dev\/full: /);
-    const second = await appender({ file, lock, name: "b", records: 10, ready: new SharedArrayBuffer(4), threads: 1 });
-    expect(second.error).toBe(first.error);
-    expect(opened.broken?.message).toBe(first.error);
-    opened.close();
+  it("a write error one thread meets breaks the file for every thread: another's flush that would fit throws its message, and the sharing thread sees it", async (context) => {
+    // Two pages of tmpfs: the first thread's records (20 KB each) cannot fit, the second's (a few bytes) would.
+    const disk = mountTmpfs(8 * 1024);
+    if (typeof disk === "string") return context.skip(disk);
+    try {
+      const opened = AppendFile.open(join(disk.dir, "shared.log"), "the test file", "truncate");
+      const file = opened.share();
+      const lock = TurnLock.memory();
+      const alone = { ready: new SharedArrayBuffer(4), threads: 1 };
+      const first = await appender({ file, lock, name: "a", records: 10, pad: 20_000, ...alone });
+      expect(first.error).toMatch(/^could not write the test file .*shared\.log: /);
+      const second = await appender({ file, lock, name: "b", records: 10, pad: 1, ...alone });
+      expect(second.error).toBe(first.error);
+      expect(opened.broken?.message).toBe(first.error);
+      // The cut back left nothing of the record that did not fit, and nothing was written after it.
+      expect(await readFile(join(disk.dir, "shared.log"), "utf8")).toBe("");
+      opened.close();
+    } finally {
+      disk.unmount();
+    }
   });
 
   it("refuses to share a file that still holds records it has not written", async () => {
