@@ -122,7 +122,7 @@ export class AppendFile {
     this.catchUp();
     if (this.failure !== undefined) throw this.failure;
     try {
-      this.write();
+      this.write(this.fd);
     } finally {
       this.shared?.publish(this.size, this.written, this.failure);
     }
@@ -138,22 +138,21 @@ export class AppendFile {
     this.failure ??= shared.failure;
   }
 
-  private write(): void {
-    if (this.fd === undefined) return;
+  private write(fd: number): void {
     const records = this.buffer;
     const bytes = Buffer.from(records.join(""));
     this.buffer = [];
     let offset = 0;
     try {
       const at = (): number | null => (this.writesAtSize ? this.size + offset : null);
-      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset, at());
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset, at());
     } catch (error) {
       // Keep the records that reached the file whole; cut off the one that did not.
       const { count, length } = wholeRecords(records, offset);
       let whole = offset === length;
       try {
         if (!whole && this.isRegularFile) {
-          ftruncateSync(this.fd, this.size + length);
+          ftruncateSync(fd, this.size + length);
           whole = true;
         }
       } catch {
