@@ -112,6 +112,9 @@ describe("parseConfig: each problem as path: problem", () => {
     ["X-Signature", 'webhooks[0].headers["X-Signature"]: X-Signature is set by wh and cannot be configured'],
     ["x-signature", 'webhooks[0].headers["x-signature"]: x-signature is set by wh and cannot be configured'],
     ["Connection", "webhooks[0].headers.Connection: Connection is set by wh and cannot be configured"],
+    ["webhook-id", 'webhooks[0].headers["webhook-id"]: webhook-id is set by wh and cannot be configured'],
+    ["Webhook-Timestamp", 'webhooks[0].headers["Webhook-Timestamp"]: Webhook-Timestamp is set by wh and cannot be configured'],
+    ["webhook-signature", 'webhooks[0].headers["webhook-signature"]: webhook-signature is set by wh and cannot be configured'],
   ])("refuses the owned header %s", (name, issue) => {
     expect(issuesOf({ webhooks: [hook(undefined, { [name]: "x" })] })).toEqual([issue]);
   });
