@@ -165,10 +165,10 @@ export class RunRecorder {
  * their lines: those whose records were written whole (all of them, unless the disk refused). A
  * record whose line the journal could not take is taken out of the file again: --resume sends
  * its line again, and would dead-letter it a second time. Returns how many lines (in order) both
- * files hold; write errors go to `failed`. A run's recorder, and replay's main thread for its
- * workers' records (engine/replay-workers.ts).
+ * files hold; write errors go to `failed`. Each replay worker's recorder does so itself, under
+ * the lock the workers share (engine/run-files.ts, attachRunFiles).
  */
-export function recordDeadLetters(
+function recordDeadLetters(
   deadLetter: DeadLetterLog,
   journal: FinishedLog | undefined,
   mark: (whole: number) => void,
