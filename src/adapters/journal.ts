@@ -65,9 +65,10 @@ export class JournalRecords {
     return this.file.broken;
   }
 
-  markFinished(line: number, text: string, outcome: FinishedOutcome, skip?: SkipKind): void {
+  /** The finished input line `number`, as read (`original`): its number, its text's hash and how it ended. */
+  markFinished({ number, original }: { number: number; original: string }, outcome: FinishedOutcome, skip?: SkipKind): void {
     const code = outcome === "skipped" && skip !== undefined ? SKIP_CODES[skip] : OUTCOME_CODES[outcome];
-    this.file.append(`${line} ${lineHash(text).toString(16).padStart(8, "0")} ${code}\n`);
+    this.file.append(`${number} ${lineHash(original).toString(16).padStart(8, "0")} ${code}\n`);
   }
 
   /** Records written whole so far (the header among them). */

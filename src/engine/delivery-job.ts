@@ -30,8 +30,12 @@ export function skipKindOf(job: DeliveryJob): SkipKind | undefined {
 
 /** Where the runner records each job that ended: a replay's journal, `wh serve`'s spool. */
 export interface FinishedLog {
-  /** `skip`: a skipped job's kind, for a log that keeps it (a replay's journal). */
-  markFinished(number: number, original: string, outcome: FinishedOutcome, skip?: SkipKind): void;
+  /**
+   * `skip`: a skipped job's kind, for a log that keeps it (a replay's journal). The job is given
+   * whole: a log that keeps its line (a replay's journal, by its hash) reads `original`, which
+   * wh serve's jobs serialise only when read; the spool and Redis need only its number.
+   */
+  markFinished(job: Pick<DeliveryJob, "number" | "original">, outcome: FinishedOutcome, skip?: SkipKind): void;
   /** A job that ended without an outcome (interrupted): not recorded, its event is still to deliver. */
   markUnfinished?(number: number): void;
   /** Writes what was marked; throws OutputWriteError when the disk refuses. */

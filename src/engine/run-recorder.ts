@@ -94,7 +94,7 @@ export class RunRecorder {
     if ((outcome === "invalid" || outcome === "failed") && deadLetter !== undefined) {
       deadLetter.append(`${JSON.stringify(deadLetterRecord(job, outcome, reason ?? "", report, subscriptions))}\n`);
       this.deadJobs.push({ job, outcome });
-    } else journal?.markFinished(job.number, job.original, outcome, skip);
+    } else journal?.markFinished(job, outcome, skip);
     if (!this.flushScheduled && (journal !== undefined || deadLetter !== undefined)) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
@@ -128,7 +128,7 @@ export class RunRecorder {
       deadLetter,
       journal,
       (whole) => {
-        for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job.number, job.original, outcome);
+        for (const { job, outcome } of pending.slice(0, whole)) journal?.markFinished(job, outcome);
       },
       (error) => this.recordWriteError(error),
     );

@@ -27,7 +27,7 @@ const text = (line: number): string => `{"type":"track","line":${line}}`;
 /** Writes a journal the way a run would: finished lines marked and flushed, not completed. */
 async function writeJournal(lines: number[], outcome: FinishedOutcome = "delivered", forHeader = header): Promise<void> {
   const { journal } = await Journal.open(path, forHeader, false);
-  for (const line of lines) journal.markFinished(line, text(line), outcome);
+  for (const line of lines) journal.markFinished({ number: line, original: text(line) }, outcome);
   journal.flush();
   journal.close();
 }
@@ -41,7 +41,7 @@ describe("Journal", () => {
     await writeJournal([1000, 3, 1, 4]);
     await (async () => {
       const { journal } = await Journal.open(path, header, true);
-      journal.markFinished(7, text(7), "failed");
+      journal.markFinished({ number: 7, original: text(7) }, "failed");
       journal.close();
     })();
 
@@ -73,7 +73,7 @@ describe("Journal", () => {
     await writeJournal([5, 6]);
     await appendFile(path, "1");
     const resumedOnce = await Journal.open(path, header, true);
-    resumedOnce.journal.markFinished(7, text(7), "delivered");
+    resumedOnce.journal.markFinished({ number: 7, original: text(7) }, "delivered");
     resumedOnce.journal.close();
 
     const { journal, state } = await Journal.open(path, header, true);
@@ -125,7 +125,7 @@ describe("Journal", () => {
 
   it("records a complete run as its digest and counts, and reads that back", async () => {
     const { journal } = await Journal.open(path, header, false);
-    journal.markFinished(1, text(1), "delivered");
+    journal.markFinished({ number: 1, original: text(1) }, "delivered");
     journal.complete({ lines: 2, digest: "sha256:00", counts: { delivered: 1, skipped: 0, filtered: 0, unmatched: 0, invalid: 1, failed: 0 } });
     journal.close();
 

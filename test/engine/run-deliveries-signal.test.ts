@@ -31,7 +31,7 @@ describe("runDeliveries with a job's own signal (wh serve's Redis partition leas
     const finished: number[] = [];
     const unfinished: number[] = [];
     const journal: FinishedLog = {
-      markFinished: (number) => finished.push(number),
+      markFinished: ({ number }) => finished.push(number),
       markUnfinished: (number) => unfinished.push(number),
       flush: () => undefined,
       broken: undefined,

@@ -221,13 +221,6 @@ export class Spool {
     this.segments.markFinished(seq);
   }
 
-  /**
-   * Never broken: an ack that cannot be written (a full disk) is held and written at a later
-   * flush. Until then a restart would deliver those events again, a duplicate and not a loss;
-   * and a segment whose every record has ended is removed all the same, which frees the disk.
-   */
-  readonly broken = undefined;
-
   /** Writes the acks recorded so far, and removes the segments whose every record has ended. */
   flush(): void {
     this.segments.flush();

@@ -37,7 +37,7 @@ export class RedisForwardLogs {
   }
 
   readonly journal: FinishedLog = {
-    markFinished: (number) => {
+    markFinished: ({ number }) => {
       const entry = this.forget(number);
       if (entry !== undefined) this.queue.ended(entry.partition, entry.id);
     },

@@ -8,7 +8,7 @@ import { type LaneRouter, SpoolFanout } from "../../adapters/spool/fanout.js";
 import type { Destination } from "../../config/resolve.js";
 import { OutputWriteError } from "../../core/errors.js";
 import type { Registry } from "../../core/prometheus.js";
-import type { DeliveryJob } from "../delivery-job.js";
+import type { DeliveryJob, FinishedLog } from "../delivery-job.js";
 import type { EventStore } from "./event-store.js";
 import { readStored, sourceTag, storedText, type AcceptedEvent, type JobInput, type JobMaker, type StoredEvent } from "./stored-event.js";
 
@@ -36,6 +36,17 @@ export class SpoolStore implements EventStore {
    * CPU per event, bench/serve-sources.js).
    */
   private takesNow: ((event: AcceptedEvent) => boolean) | undefined;
+  /**
+   * Every forwarder's journal: an ended job's record is acked in the spool, by its number (its
+   * seq). Never broken: an ack that cannot be written (a full disk) is held and written at a later
+   * flush. Until then a restart would deliver those events again, a duplicate and not a loss; and
+   * a segment whose every record has ended is removed all the same, which frees the disk.
+   */
+  private readonly journal: FinishedLog = {
+    markFinished: ({ number }) => this.spool.markFinished(number),
+    flush: () => this.spool.flush(),
+    broken: undefined,
+  };
 
   private constructor(
     private readonly spool: Spool,
@@ -122,10 +133,10 @@ export class SpoolStore implements EventStore {
     );
   }
 
-  logs(destination: Destination): { journal: Spool; deadLetter: AppendFile; close(): void } {
+  logs(destination: Destination): { journal: FinishedLog; deadLetter: AppendFile; close(): void } {
     const name = deadLetterFileName(destination.source ?? null);
     const file = AppendFile.open(join(this.dataDir, name), "the dead-letter file", "append");
-    return { journal: this.spool, deadLetter: file, close: () => file.close() };
+    return { journal: this.journal, deadLetter: file, close: () => file.close() };
   }
 
   /**

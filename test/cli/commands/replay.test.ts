@@ -420,7 +420,7 @@ describe("wh replay: bad usage", () => {
     await writeFile(join(dir, "events.ndjson"), `${trackLine("u1", "m1")}\n`);
     const destination = { fingerprint: "f", description: "d", parts: {} };
     const opened = await Journal.open(join(dir, "events.ndjson.wh-journal"), { command: "replay", input: join(dir, "other.ndjson"), destination }, false);
-    opened.journal.markFinished(1, trackLine("u1", "m1"), "delivered");
+    opened.journal.markFinished({ number: 1, original: trackLine("u1", "m1") }, "delivered");
     opened.journal.close();
     const server = await receiver();
 
