@@ -13,6 +13,9 @@
 // leaves out 10. BENCH_REQUESTS_PER_SECOND=300 posts at that rate instead of as fast as serve
 // answers: a configuration that costs more then does not also answer later, which keeps each
 // request's objects alive longer and makes the collector promote them (docs/measured.md).
+// BENCH_BASELINE=<dir> (another checkout's build: git worktree add /tmp/base <rev> && cd /tmp/base
+// && ln -s <this checkout>/node_modules && npm run build) runs each configuration on it too, in
+// the same rounds, and prints this build's CPU per event over its.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +31,8 @@ const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_UP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const COUNTS = (process.env.BENCH_SOURCE_COUNTS ?? "1,10,100").split(",").map(Number);
+const BASELINE = process.env.BENCH_BASELINE;
+const BUILDS = BASELINE === undefined ? [undefined] : [undefined, BASELINE];
 const RATE = process.env.BENCH_REQUESTS_PER_SECOND === undefined ? {} : { overallRate: Number(process.env.BENCH_REQUESTS_PER_SECOND) };
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
 const basic = (key) => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
@@ -44,11 +49,11 @@ function requestsFor(sources, spread) {
   return [{ method: "POST", setupRequest }];
 }
 
-async function measure(dir, webhook, sources, spread) {
+async function measure(dir, webhook, sources, spread, build) {
   const config = join(dir, "whrc.json");
   const entries = Array.from({ length: sources }, (_, index) => [`s${index}`, { writeKey: `bench-${index}`, webhooks: [{ url: webhook.url }] }]);
   writeFileSync(config, JSON.stringify({ sources: Object.fromEntries(entries) }));
-  const serve = await startServeProcess(["--config", config, "--data-dir", join(dir, "data")]);
+  const serve = await startServeProcess(["--config", config, "--data-dir", join(dir, "data")], build);
   try {
     const post = (seconds) =>
       autocannon({
@@ -77,6 +82,14 @@ async function measure(dir, webhook, sources, spread) {
   }
 }
 
+/** With BENCH_BASELINE: the baseline build's CPU per event in the configuration, and this build's over it, round by round. */
+function againstBaseline(key, cpu) {
+  const baseline = runs.get(`${key} baseline`)?.map((run) => run.cpuPerEventUs);
+  if (baseline === undefined) return "";
+  const ratios = cpu.map((value, round) => value / baseline[round]);
+  return `  baseline ${median(baseline).toFixed(1)} µs, this / baseline ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]`;
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const webhooks = { down: await startReceiverProcess({ status: 503 }), up: await startReceiverProcess() };
 const runs = new Map();
@@ -85,14 +98,16 @@ try {
     for (const state of ["down", "up"]) {
       for (const spread of [true, false]) {
         for (const sources of COUNTS) {
-          const dir = mkdtempSync(join(tmpdir(), "wh-bench-sources-"));
-          try {
-            const key = `${state} ${sources} ${spread}`;
-            runs.set(key, [...(runs.get(key) ?? []), await measure(dir, webhooks[state], sources, spread)]);
-          } finally {
-            rmSync(dir, { recursive: true, force: true });
+          for (const build of BUILDS) {
+            const dir = mkdtempSync(join(tmpdir(), "wh-bench-sources-"));
+            try {
+              const key = `${state} ${sources} ${spread}${build === undefined ? "" : " baseline"}`;
+              runs.set(key, [...(runs.get(key) ?? []), await measure(dir, webhooks[state], sources, spread, build)]);
+            } finally {
+              rmSync(dir, { recursive: true, force: true });
+            }
+            await new Promise((resolve) => setTimeout(resolve, 500));
           }
-          await new Promise((resolve) => setTimeout(resolve, 500));
         }
       }
     }
@@ -114,7 +129,7 @@ for (const state of ["down", "up"]) {
       const trouble = list.reduce((sum, run) => sum + run.trouble, 0);
       const webhook = median(list.map((run) => run.webhookPerEvent));
       console.log(
-        `  webhook ${state.padEnd(4)} ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  ${webhook.toFixed(3)} webhook requests per event  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}`,
+        `  webhook ${state.padEnd(4)} ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  ${webhook.toFixed(3)} webhook requests per event  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}${againstBaseline(`${state} ${sources} ${spread}`, cpu)}`,
       );
     }
   }

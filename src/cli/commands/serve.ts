@@ -48,6 +48,7 @@ const LOCAL_WRITE_KEY = "wh-local";
  */
 export async function runServe(flags: ServeFlags, globals: GlobalFlags, io: CliIo): Promise<number> {
   const { port, host, role = "both", partitions } = flags;
+  io.tuneForServer?.();
   const output = new Output(io, globals);
   const { config } = await loadConfig(io.cwd, flags.config);
   const queueUrl = flags.queue ?? config.queue;

@@ -33,6 +33,11 @@ export interface CliIo {
    * Absent, a command never reads raw keys.
    */
   interrupt?: (() => void) | undefined;
+  /**
+   * Tunes the process's collector for a server that runs for hours (tuneCollectorForServer):
+   * main.ts's io does; an in-process test's does not, its heap being the test runner's.
+   */
+  tuneForServer?: (() => void) | undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type CliIo, RetryNowRequests } from "./io.js";
 import { REPLAY_WORKER_ARGUMENT } from "./replay-worker-argument.js";
 import { runMain } from "./run-main.js";
+import { tuneCollectorForServer } from "./server-heap.js";
 import { TurnWriter } from "../output/turn-writer.js";
 
 /**
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     signal: controller.signal,
     retryNow,
     interrupt: onSignal,
+    tuneForServer: tuneCollectorForServer,
   };
   let exitCode: number;
   try {
