@@ -1,5 +1,6 @@
 import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./connection.js";
-import { FENCE, type PartitionLeases, type Tenure } from "./leases.js";
+import type { PartitionLeases } from "./leases.js";
+import { FENCE, type Tenure } from "./tenure.js";
 
 /** How long a read of new events waits for some to come. */
 const BLOCK_MS = 500;
