@@ -6,8 +6,8 @@ import { FENCE, type Tenure } from "./tenure.js";
 const BLOCK_MS = 500;
 /**
  * On a cluster, reads of several partitions do not block (each blocked read would hold the reading
- * connection to its node, which the node's other partitions share, in turn): when none brought
- * anything, the next waits this long.
+ * connection to its node, which the node's other partitions share, in turn): a read that brought
+ * nothing is sent again this long after, with the others that brought nothing (see poll).
  */
 const POLL_MS = 100;
 /** Entries one read of a partition brings at most. */
@@ -53,6 +53,7 @@ const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTime
 export class PartitionReader {
   private stopped = false;
   private readonly loop: Promise<void>;
+  private polling: Promise<unknown> | undefined;
 
   constructor(
     private readonly reader: RedisClient,
@@ -98,6 +99,15 @@ export class PartitionReader {
     await Promise.all(following.values());
   }
 
+  /**
+   * Waits POLL_MS, together with the other partitions' reads that brought nothing: they go out
+   * again in one turn of the event loop, written together to each node, not each on its own timer.
+   */
+  private poll(): Promise<unknown> {
+    this.polling ??= pause(POLL_MS).finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
   /** Reads the partitions `select` gives, again and again, until it gives none or reading stops. */
   private async follow(select: () => [number, Tenure][]): Promise<void> {
     while (!this.stopped) {
@@ -110,7 +120,7 @@ export class PartitionReader {
       try {
         const { entries, waited } = await this.read(readable);
         if (entries.length > 0) this.handlers.deliver(entries);
-        else if (!waited) await pause(POLL_MS);
+        else if (!waited) await this.poll();
       } catch (error) {
         // Redis may have given us events whose answer was lost (a connection cut mid-read): they
         // are pending for us and would never come again with ">". Read the partitions' pending
