@@ -113,10 +113,6 @@ export class PartitionLeases {
     return this.owned.get(partition);
   }
 
-  tenures(): IterableIterator<Tenure> {
-    return this.owned.values();
-  }
-
   /** The partitions to read now: held, not being given up, their pending events claimed. */
   readable(): [number, Tenure][] {
     return [...this.owned.entries()].filter(([partition, tenure]) => this.isReadable(partition, tenure));
