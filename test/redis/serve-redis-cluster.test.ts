@@ -163,8 +163,101 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     expect(Math.min(...hook.requests.map((request) => request.at)) - seizedAt).toBeGreaterThanOrEqual(3_000);
   }, 60_000);
 
+  it("a frozen master (SIGSTOP) holds only its own partitions: the events of users on the other masters are delivered while it is frozen, its own users' once it wakes, each once and in order", async () => {
+    // This file's cluster fails a silent master over after 2 s (its cluster-node-timeout), as the
+    // failover tests below want. This test is about a master that stays frozen and wakes still the
+    // master: on a cluster of its own whose node timeout (60 s) outlasts the freeze, none is failed
+    // over. The freeze lasts 15 s, well past the frozen master's leases (6 s), with three rounds of
+    // the other masters' events in it, and at most 30 s (a round not delivered by then fails the test).
+    const own = await startCluster(60_000);
+    // One event of the frozen master's is answered 1 s into the freeze: its acknowledgement waits on the master.
+    let slow = "";
+    const hook = await receiver({ replies: (request) => (slow !== "" && request.body.toString().includes(slow) ? { status: 200, delayMs: 1_000 } : 200) });
+    const wh = await startServe(["--queue", own.nodes[0]?.url as string, "--partitions", "16", "--url", hook.url], { cwd: await makeTempDir() }, inProcess);
+    const keys = new QueueKeys("wh:serve");
+    const owned = async (): Promise<number[]> => ((await (await fetch(`${wh.url}/health`)).json()) as { queue: { owned: number[] } }).queue.owned;
+    // The master of the forwarders' heartbeat: taking partitions waits on it, delivering must not.
+    const victim = await own.masterOf(keys.forwarders);
+    const users: string[] = [];
+    for (let index = 0; users.length < 16; index += 1) if (shardOfKey(`frozen-user-${index}`, 16) === users.length) users.push(`frozen-user-${index}`);
+    // Asked before the freeze: a node asked while frozen would not answer.
+    const masters = await Promise.all(users.map((_, partition) => own.masterOf(keys.stream(partition))));
+    const onVictim = masters.map((master) => master === victim);
+    const frozen = users.filter((_, partition) => onVictim[partition]);
+    const healthy = users.filter((_, partition) => !onVictim[partition]);
+    const healthyPartitions = users.map((_, partition) => partition).filter((partition) => !onVictim[partition]);
+    expect(frozen.length).toBeGreaterThan(0);
+    expect(healthy.length).toBeGreaterThan(0);
+    slow = `${frozen[0]}-0`;
+    const send = (userIds: readonly string[], index: number) =>
+      post(
+        wh.url,
+        "/v1/batch",
+        JSON.stringify({
+          batch: userIds.map((userId) => ({ type: "track", userId, event: "Frozen", messageId: `${userId}-${index}`, properties: { index } })),
+        }),
+        { authorization: basic("wk") },
+      );
+    const seen = tally(hook.requests);
+    const arrived = (userIds: readonly string[], index: number): boolean => userIds.every((userId) => seen().ids.has(`${userId}-${index}`));
+    let thawed = false;
+    try {
+      await expect.poll(owned, { interval: 200 }).toHaveLength(16);
+      expect((await send(users, 0)).status).toBe(200);
+      await eventually(() => arrived(users, 0), "every user's first event");
+
+      own.signal(victim, "SIGSTOP");
+      const frozeAt = Date.now();
+      const thawAt = frozeAt + 30_000;
+      /** Waits while the master is frozen (until the cap) for `check`; false if the cap came first. */
+      const whileFrozen = async (check: () => boolean | Promise<boolean>): Promise<boolean> => {
+        while (!(await check())) {
+          if (Date.now() > thawAt) return false;
+          await pause(50);
+        }
+        return true;
+      };
+      // Answered once the master wakes: Redis takes them then.
+      const frozenPost = send(frozen, 1);
+      expect((await send(healthy, 1)).status).toBe(200);
+      expect(await whileFrozen(() => arrived(healthy, 1)), "the other masters' users' events, delivered while a master is frozen").toBe(true);
+      const first = Date.now() - frozeAt;
+      // The frozen master's leases lapse by the forwarder's clock (their renewals unanswered): those
+      // partitions are dropped, and the others, renewed on their masters, are not.
+      const sameAs = (expected: number[]) => async () => JSON.stringify(await owned()) === JSON.stringify(expected);
+      expect(await whileFrozen(sameAs(healthyPartitions)), "the partitions held once the frozen master's leases lapsed").toBe(true);
+      expect((await send(healthy, 2)).status).toBe(200);
+      expect(await whileFrozen(() => arrived(healthy, 2)), "the other masters' users' events, after the frozen master's leases lapsed").toBe(true);
+      const second = Date.now() - frozeAt;
+      // Acknowledged (XACK and XDEL) on their masters, not held behind the frozen master's.
+      const acknowledged = async (): Promise<boolean> =>
+        (await Promise.all(healthyPartitions.map(async (partition) => (await cli(masters[partition] as number, "xlen", keys.stream(partition))).trim()))).every(
+          (length) => length === "0",
+        );
+      expect(await whileFrozen(acknowledged), "the other masters' events acknowledged while a master is frozen").toBe(true);
+      await pause(frozeAt + 15_000 - Date.now());
+      const lastSentAt = Date.now();
+      expect((await send(healthy, 3)).status).toBe(200);
+      expect(await whileFrozen(() => arrived(healthy, 3)), "the other masters' users' events, 15 s into the freeze").toBe(true);
+      process.stdout.write(
+        `A master frozen: the other masters' events arrived ${first} ms after the freeze, ${second} ms after it once its leases had lapsed, and ${Date.now() - lastSentAt} ms after they were sent 15 s into it\n`,
+      );
+
+      own.signal(victim, "SIGCONT");
+      thawed = true;
+      expect((await frozenPost).status).toBe(200);
+      await eventually(() => arrived(users, 1), "the frozen master's users' events, once it woke");
+      await pause(1_000);
+      expect(seen()).toMatchObject({ violations: 0, duplicates: 0 });
+      expect(seen().ids.size).toBe(2 * users.length + 2 * healthy.length);
+    } finally {
+      if (!thawed) own.signal(victim, "SIGCONT");
+      await wh.stop();
+      await own.stop();
+    }
+  }, 180_000);
+
   const WAIT = ["--queue-wait-replicas", "1", "--queue-wait-timeout", "1s"];
-  const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
   /** Takes partition 0's master out: its replica is promoted meanwhile, and the old master comes back as a replica. */
   const outages: Record<string, (victim: number) => Promise<void>> = {
     // The replica misses what the master takes for 2 s (frozen, cut off), then the master dies before passing it on.
@@ -245,6 +338,10 @@ describe.skipIf(!clusterAvailable)("wh serve --queue on a Redis Cluster (3 maste
     240_000,
   );
 });
+
+function pause(ms: number): Promise<unknown> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /** Waits until `check` holds or `ms` pass, whichever comes first: what is then counted is the verdict (without WAIT, events are lost for real and never come). */
 async function settle(check: () => boolean, ms: number): Promise<void> {

@@ -1,18 +1,24 @@
-import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./connection.js";
+import { GROUP, type QueueKeys, type RedisClient } from "./connection.js";
 import type { PartitionLeases } from "./leases.js";
 
 /** A dead letter's fields, and the partition whose dead-letter stream it goes to. */
 type DeadLetterWrite = { partition: number; fields: Record<string, string> };
 
+/** What one transaction writes: dead letters, then acks. */
+type GroupItem = { partition: number; letter: DeadLetterWrite } | { partition: number; ids: string[] };
+
 /**
  * What ended since the last commit: the dead letters and the acks, written in one transaction per
  * transaction group (see QueueKeys#group: a dead letter and its acknowledgement are of one
- * partition, so always together), the dead letters first, and kept and tried again while Redis is away.
+ * partition, so always together), the dead letters first, and kept and tried again while Redis is
+ * away. Each group is written on its own, one transaction at a time: on a cluster a master that
+ * does not answer holds only its own partitions' acks.
  */
 export class Commits {
   private readonly pendingAcks = new Map<number, string[]>();
   private pendingDead: DeadLetterWrite[] = [];
-  private committing: Promise<void> | undefined;
+  /** The writes under way, by transaction group. */
+  private readonly writing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly client: RedisClient,
@@ -35,53 +41,48 @@ export class Commits {
     this.pendingDead.push({ partition, fields });
   }
 
-  /** The commit under way, if any. */
+  /** The writes under way, if any, until each has ended. */
   get running(): Promise<void> | undefined {
-    return this.committing;
+    return this.writing.size === 0 ? undefined : Promise.all(this.writing.values()).then(() => undefined);
   }
 
-  /** Writes dead letters and acks (a transaction per group); kept and tried again while Redis is away. */
+  /** Writes dead letters and acks (a transaction per group, each group on its own); kept and tried again while Redis is away. */
   commit(): Promise<void> {
-    this.committing ??= (async () => {
+    const groups = new Set([...this.pendingDead.map((letter) => letter.partition), ...this.pendingAcks.keys()].map((partition) => this.keys.group(partition)));
+    for (const group of groups)
+      if (!this.writing.has(group))
+        this.writing.set(
+          group,
+          this.flush(group).finally(() => this.writing.delete(group)),
+        );
+    return this.running ?? Promise.resolve();
+  }
+
+  /** Writes the group's dead letters and acks until none are left (what a failed write held is put back and tried again). */
+  private async flush(group: string): Promise<void> {
+    for (;;) {
+      const ours = (partition: number): boolean => this.keys.group(partition) === group;
+      const items: GroupItem[] = this.pendingDead.filter((letter) => ours(letter.partition)).map((letter) => ({ partition: letter.partition, letter }));
+      this.pendingDead = this.pendingDead.filter((letter) => !ours(letter.partition));
+      for (const [partition, ids] of this.pendingAcks)
+        if (ours(partition)) {
+          items.push({ partition, ids });
+          this.pendingAcks.delete(partition);
+        }
+      if (items.length === 0) return;
       try {
-        while (this.pendingDead.length > 0 || this.pendingAcks.size > 0) {
-          const dead = this.pendingDead;
-          const acks = new Map(this.pendingAcks);
-          this.pendingDead = [];
-          this.pendingAcks.clear();
-          const failed = await this.write(dead, acks);
-          if (failed !== undefined) {
-            this.onError(failed);
-            if (this.stopped()) return;
-            await new Promise((resolve) => setTimeout(resolve, 500));
-          }
-        }
-      } finally {
-        this.committing = undefined;
+        await this.writeGroup(items);
+      } catch (error) {
+        this.pendingDead.unshift(...items.flatMap((item) => ("letter" in item ? [item.letter] : [])));
+        for (const item of items) if ("ids" in item) this.pendingAcks.set(item.partition, [...item.ids, ...(this.pendingAcks.get(item.partition) ?? [])]);
+        this.onError(error as Error);
+        if (this.stopped()) return;
+        await new Promise((resolve) => setTimeout(resolve, 500));
       }
-    })();
-    return this.committing;
+    }
   }
 
-  /** Writes each group in its transaction; what a failed one held is put back for the next try, and its error returned. */
-  private async write(dead: DeadLetterWrite[], acks: Map<number, string[]>): Promise<Error | undefined> {
-    const items = [...dead.map((letter) => ({ partition: letter.partition, letter })), ...[...acks].map(([partition, ids]) => ({ partition, ids }))];
-    const results = await Promise.allSettled(
-      byGroup(this.keys, items, (item) => item.partition).map(async (group) => {
-        try {
-          await this.writeGroup(group);
-        } catch (error) {
-          this.pendingDead.unshift(...group.flatMap((item) => ("letter" in item ? [item.letter] : [])));
-          for (const item of group) if ("ids" in item) this.pendingAcks.set(item.partition, [...item.ids, ...(this.pendingAcks.get(item.partition) ?? [])]);
-          throw error;
-        }
-      }),
-    );
-    const failure = results.find((result) => result.status === "rejected");
-    return failure === undefined ? undefined : (failure.reason as Error);
-  }
-
-  private async writeGroup(group: ({ partition: number; letter: DeadLetterWrite } | { partition: number; ids: string[] })[]): Promise<void> {
+  private async writeGroup(group: GroupItem[]): Promise<void> {
     const multi = this.client.multi();
     for (const item of group) if ("letter" in item) multi.xAdd(this.keys.deadLetters(item.partition), "*", item.letter.fields);
     const acks = group.flatMap((item) => ("ids" in item ? [[item.partition, item.ids] as const] : []));

@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { GROUP, type QueueKeys, type RedisClient } from "./connection.js";
+import { FENCE, idle, type Tenure } from "./tenure.js";
 
 /** How long a partition's lease lasts without renewal; renewed every tick. */
 const LEASE_MS = 6_000;
@@ -13,7 +14,7 @@ const FENCE_MARGIN_MS = 1_000;
  * A new owner of a partition that was not given up cleanly (a lease that lapsed: Redis away, a
  * crash) claims its events this long after taking it: by then the previous owner has cut its
  * deliveries (FENCE_MARGIN_MS before the lapse) and a read it had sent (blocking for up to
- * BLOCK_MS, see redis-reader.ts) has been answered, so the two never deliver one partition at once.
+ * BLOCK_MS, see reader.ts) has been answered, so the two never deliver one partition at once.
  */
 const TAKEOVER_WAIT_MS = 2_000;
 /**
@@ -26,19 +27,6 @@ const SETTLE_MS = 1_000;
 /** How often an owned partition's pending events are claimed and read again, so that none stays pending. */
 const SWEEP_MS = 5_000;
 
-/**
- * The first lines of a script that changes a partition's consumer group (KEYS[1] its stream, KEYS[2]
- * its lease): nothing is done unless the lease is still the tenure's (ARGV[1]). On a cluster a
- * command can run long after it was sent, on another server: one sent to a master that then froze
- * waits in its socket, and when the master wakes demoted it is answered MOVED and sent again to the
- * promoted replica, where a later owner may have taken the partition, swept it and read past it
- * meanwhile. Unfenced, such a read (XREADGROUP ">") or claim moves events into the pending list of
- * a tenure that has ended, and the group's last id past them: the owner's next reads skip them, and
- * they go out only at its next sweep, after the user's later events. The same check refuses the
- * reads of a lease that only a woken, not yet demoted master granted.
- */
-export const FENCE = `if redis.call("get", KEYS[2]) ~= ARGV[1] then return false end
-`;
 /** XAUTOCLAIM of every pending event of the stream for the consumer ARGV[3] of group ARGV[2], from ARGV[4], fenced. */
 const CLAIM = `${FENCE}return redis.call("xautoclaim", KEYS[1], ARGV[2], ARGV[3], 0, ARGV[4], "COUNT", 1000)`;
 
@@ -57,49 +45,25 @@ const RELEASE = `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == "clean" then redis.call("del", KEYS[2]) end
 return redis.call("del", KEYS[1])`;
 
-/** The forwarder (its consumer name) whose tenure a lease's value is. */
-export function leaseOwner(value: string): string {
-  const tenure = value.lastIndexOf("/");
-  return tenure < 0 ? value : value.slice(0, tenure);
-}
-
-/** One lease on a partition: from taking it until it ends. */
-export interface Tenure {
-  /** The lease's value in Redis while this tenure holds it: the consumer and the tenure's number, so that a command sent under an earlier tenure of the same process is fenced off too. */
-  readonly token: string;
-  readonly lease: AbortController;
-  /** Until when (performance.now()) the lease is surely still this process's; the fence fires then. */
-  validUntil: number;
-  fence: NodeJS.Timeout | undefined;
-  /** When its pending events are claimed next; they are read, and new ones after them, only once claimed. */
-  sweepAt: number;
-  swept: boolean;
-  /** Being given up: nothing more is read from it. */
-  draining: boolean;
-  /** The ids of the events read and not yet acknowledged. */
-  held: Set<string>;
-  /** Reads of it waiting for Redis's answer. */
-  reads: number;
-  /** Acknowledged while a read of it was on its way: they leave `held` once its answer has been handled. */
-  acked: string[];
-  /** While its pending events are read (after a sweep, or after a read whose answer was lost): the last id read of them. */
-  history: string | undefined;
-}
-
-/** Nothing this process read from the partition is left unacknowledged, and no read of it is on its way. */
-function idle(tenure: Tenure): boolean {
-  return tenure.held.size === 0 && tenure.reads === 0;
-}
-
 /**
  * The partitions one forwarder owns, by leases it renews every tick: the heartbeat that counts
  * the live forwarders, taking and giving up partitions towards an even share, and claiming each
  * owned partition's pending events (see RedisQueue for why the owner's own clock decides).
+ *
+ * Each partition's renewal and sweep go on their own, not awaited with the others': on a cluster
+ * each goes to its partition's master, and one that does not answer (frozen, unreachable) holds
+ * only its own partitions, whose leases lapse by this process's clock, while the others' go on.
  */
 export class PartitionLeases {
   private readonly owned = new Map<number, Tenure>();
   private ticker: NodeJS.Timeout | undefined;
+  /** The heartbeat and the share under way. */
   private ticking: Promise<void> | undefined;
+  /** The tenures whose renewal, and whose sweep, is on its way: one of each at a time per tenure. */
+  private readonly renewing = new Set<Tenure>();
+  private readonly sweeping = new Set<Tenure>();
+  /** Those renewals and sweeps, until each has ended. */
+  private readonly running = new Set<Promise<void>>();
   /** Since when every heartbeat has gone through in time (from the start: always); undefined after one did not. */
   private beatingSince: number | undefined = Number.NEGATIVE_INFINITY;
   private stopped = false;
@@ -115,19 +79,22 @@ export class PartitionLeases {
   /** Ticks now and every TICK_MS until stop(); what goes wrong in a tick goes to `onError`. */
   start(onError: (error: Error) => void): void {
     const tick = (): void => {
-      // One tick at a time: one that waits on a frozen Redis is not joined by others, which would
-      // all go on together with what they knew before when it answers.
-      this.ticking ??= this.tick(onError).finally(() => (this.ticking = undefined));
+      if (this.stopped) return;
+      this.renew(onError);
+      this.sweep(onError);
+      // One heartbeat at a time: one that waits on a frozen Redis is not joined by others, which
+      // would all go on together with what they knew before when it answers.
+      this.ticking ??= this.beat(onError).finally(() => (this.ticking = undefined));
     };
     tick();
     this.ticker = setInterval(tick, TICK_MS);
   }
 
-  /** Stops ticking, once the tick under way (if any) has ended. */
+  /** Stops ticking, once the heartbeat, renewals and sweeps under way (if any) have ended. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.ticker);
-    await this.ticking;
+    await Promise.all([this.ticking, ...this.running]);
   }
 
   /** Gives every lease back and leaves the forwarders' list (once stopped, after the last commit). */
@@ -146,13 +113,14 @@ export class PartitionLeases {
     return this.owned.get(partition);
   }
 
-  tenures(): IterableIterator<Tenure> {
-    return this.owned.values();
-  }
-
   /** The partitions to read now: held, not being given up, their pending events claimed. */
   readable(): [number, Tenure][] {
-    return [...this.owned.entries()].filter(([partition, tenure]) => !tenure.draining && tenure.swept && this.holds(partition, tenure));
+    return [...this.owned.entries()].filter(([partition, tenure]) => this.isReadable(partition, tenure));
+  }
+
+  /** The partition is to be read now under this tenure (see readable). */
+  isReadable(partition: number, tenure: Tenure): boolean {
+    return !tenure.draining && tenure.swept && this.holds(partition, tenure);
   }
 
   /** True while the partition's lease is this tenure's; one whose time ran out (its fence not yet fired) is dropped now. */
@@ -165,7 +133,8 @@ export class PartitionLeases {
 
   /**
    * A lease's time ran out: it is dropped, and with it every lease whose time runs out within a
-   * tick (renewals go out together, so when one is overdue they all are), in one synchronous step.
+   * tick (renewals go out together each tick, so when one is overdue so are all those its server
+   * left unanswered), in one synchronous step.
    * Dropped one timer at a time, a delivery slot freed by one partition's cut would start an event
    * of another partition about to be cut, which would arrive twice: this way what arrives twice
    * after an outage is at most what the forwarder had in flight, its concurrency.
@@ -191,9 +160,8 @@ export class PartitionLeases {
       .catch(() => undefined);
   }
 
-  /** Heartbeat, lease renewal, taking or giving up partitions towards an even share, and claiming pending events. */
-  private async tick(onError: (error: Error) => void): Promise<void> {
-    if (this.stopped) return;
+  /** Heartbeat, then taking or giving up partitions towards an even share (and sweeping those taken). */
+  private async beat(onError: (error: Error) => void): Promise<void> {
     try {
       const now = Date.now();
       const members = this.keys.forwarders;
@@ -202,26 +170,46 @@ export class PartitionLeases {
       this.beatingSince = Date.now() - now > TICK_MS ? undefined : (this.beatingSince ?? now);
       await this.client.zRemRangeByScore(members, 0, now - LEASE_MS);
       const alive = Math.max(1, await this.client.zCard(members));
-      await this.renew();
       await this.share(Math.ceil(this.partitions / alive), this.beatingSince !== undefined && now - this.beatingSince >= SETTLE_MS);
-      await this.sweep();
+      if (!this.stopped) this.sweep(onError);
     } catch (error) {
       this.beatingSince = undefined;
       onError(error as Error);
     }
   }
 
-  /** Renews every lease held; one lost, or given up with nothing of it left unacknowledged, is dropped. */
-  private async renew(): Promise<void> {
-    await Promise.all(
-      [...this.owned].map(async ([partition, tenure]) => {
+  /**
+   * Runs `task` for the tenure unless one of its kind (`busy`) is on its way already, without
+   * waiting for it: what goes wrong in it goes to `onError`.
+   */
+  private launch(busy: Set<Tenure>, tenure: Tenure, task: () => Promise<void>, onError: (error: Error) => void): void {
+    if (busy.has(tenure)) return;
+    busy.add(tenure);
+    const running: Promise<void> = task()
+      .catch((error: Error) => onError(error))
+      .finally(() => {
+        busy.delete(tenure);
+        this.running.delete(running);
+      });
+    this.running.add(running);
+  }
+
+  /**
+   * Renews every lease held whose last renewal has been answered; one lost, or given up with
+   * nothing of it left unacknowledged, is dropped. One answered late extends the lease from when
+   * it was sent, as any does (see extend).
+   */
+  private renew(onError: (error: Error) => void): void {
+    for (const [partition, tenure] of this.owned) {
+      const renewal = async (): Promise<void> => {
         const sentAt = performance.now();
         const renewed = Number(await this.client.eval(RENEW, { keys: [this.keys.lease(partition)], arguments: [tenure.token, String(LEASE_MS)] }));
         if (this.owned.get(partition) !== tenure) return;
         if (renewed === 0 || (tenure.draining && idle(tenure))) await this.drop(partition, tenure);
         else this.extend(tenure, sentAt);
-      }),
-    );
+      };
+      this.launch(this.renewing, tenure, renewal, onError);
+    }
   }
 
   /** Gives up the highest-numbered partitions beyond `share` (once what was read from them has ended), or takes free ones up to it when `settled`. */
@@ -277,23 +265,26 @@ export class PartitionLeases {
    * taking it; then every SWEEP_MS): those an earlier owner read and never ended, and any read
    * late for another consumer. They are then read again, before new ones.
    */
-  private async sweep(): Promise<void> {
+  private sweep(onError: (error: Error) => void): void {
     for (const [partition, tenure] of this.owned) {
       if (tenure.draining || performance.now() < tenure.sweepAt || !this.holds(partition, tenure)) continue;
-      const stream = this.keys.stream(partition);
-      if (!tenure.swept) {
-        try {
-          await this.client.xGroupCreate(stream, GROUP, "0", { MKSTREAM: true });
-        } catch (error) {
-          if (!String((error as Error).message).includes("BUSYGROUP")) throw error;
-        }
-      }
-      // The lease is no longer this tenure's: the next renewal drops it.
-      if (!(await this.claimPending(partition, tenure))) continue;
-      tenure.history ??= "0";
-      tenure.swept = true;
-      tenure.sweepAt = performance.now() + SWEEP_MS;
+      this.launch(this.sweeping, tenure, () => this.sweepOne(partition, tenure), onError);
     }
+  }
+
+  private async sweepOne(partition: number, tenure: Tenure): Promise<void> {
+    if (!tenure.swept) {
+      try {
+        await this.client.xGroupCreate(this.keys.stream(partition), GROUP, "0", { MKSTREAM: true });
+      } catch (error) {
+        if (!String((error as Error).message).includes("BUSYGROUP")) throw error;
+      }
+    }
+    // The lease is no longer this tenure's: the next renewal drops it.
+    if (!(await this.claimPending(partition, tenure))) return;
+    tenure.history ??= "0";
+    tenure.swept = true;
+    tenure.sweepAt = performance.now() + SWEEP_MS;
   }
 
   /** Claims every pending event of the partition for this consumer, while the lease is the tenure's; false when it is not. */

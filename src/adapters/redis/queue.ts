@@ -5,8 +5,9 @@ import { redactUrlText } from "../../core/redact.js";
 import { Commits } from "./commits.js";
 import { byGroup, connectRedis, QueueKeys, type Redis, type RedisClient, redisFor, waitForReplicas } from "./connection.js";
 import { listDeadLetters, replayDeadLetters, type RedisDeadLetter } from "./dead-letters.js";
-import { leaseOwner, PartitionLeases } from "./leases.js";
+import { PartitionLeases } from "./leases.js";
 import { PartitionReader, type ForwardingHandlers, type QueuedEntry } from "./reader.js";
+import { leaseOwner } from "./tenure.js";
 
 /** Redis is unreachable or refused a write: accepting answers 503, forwarding waits. */
 export class QueueUnavailable extends Error {}

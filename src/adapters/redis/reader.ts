@@ -1,12 +1,13 @@
-import { byGroup, GROUP, type QueueKeys, type RedisClient } from "./connection.js";
-import { FENCE, type PartitionLeases, type Tenure } from "./leases.js";
+import { GROUP, type QueueKeys, type RedisClient } from "./connection.js";
+import type { PartitionLeases } from "./leases.js";
+import { FENCE, type Tenure } from "./tenure.js";
 
 /** How long a read of new events waits for some to come. */
 const BLOCK_MS = 500;
 /**
  * On a cluster, reads of several partitions do not block (each blocked read would hold the reading
- * connection to its node, which the node's other partitions share, in turn): when none brought
- * anything, the next waits this long.
+ * connection to its node, which the node's other partitions share, in turn): a read that brought
+ * nothing is sent again this long after, with the others that brought nothing (see poll).
  */
 const POLL_MS = 100;
 /** Entries one read of a partition brings at most. */
@@ -46,11 +47,13 @@ const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTime
 /**
  * Reads the owned partitions on a connection of its own (a read blocks it for up to BLOCK_MS):
  * each partition's pending events (its history) first, then new ones, every entry once while
- * the lease it was read under holds.
+ * the lease it was read under holds. On one server every partition is read in one XREADGROUP; on
+ * a cluster each partition on its own (see run).
  */
 export class PartitionReader {
   private stopped = false;
   private readonly loop: Promise<void>;
+  private polling: Promise<unknown> | undefined;
 
   constructor(
     private readonly reader: RedisClient,
@@ -64,7 +67,7 @@ export class PartitionReader {
     this.loop = this.run();
   }
 
-  /** Resolves once the read under way (if any) has been answered and handled. */
+  /** Resolves once the reads under way (if any) have been answered and handled. */
   stop(): Promise<void> {
     this.stopped = true;
     return this.loop;
@@ -72,21 +75,57 @@ export class PartitionReader {
 
   private async run(): Promise<void> {
     await this.reader.connect().catch((error: Error) => this.handlers.onError?.(error));
+    if (!this.keys.cluster) {
+      while (!this.stopped) {
+        await this.follow(() => this.leases.readable());
+        if (!this.stopped) await pause(50);
+      }
+      return;
+    }
+    // On a cluster each partition is read on its own, and what it brings handed on at once: a
+    // master that does not answer (frozen, unreachable) holds only the reads of its own partitions.
+    const following = new Map<Tenure, Promise<void>>();
     while (!this.stopped) {
+      for (const [partition, tenure] of this.leases.readable()) {
+        if (following.has(tenure)) continue;
+        const one = (): [number, Tenure][] => (this.leases.isReadable(partition, tenure) ? [[partition, tenure]] : []);
+        following.set(
+          tenure,
+          this.follow(one).finally(() => following.delete(tenure)),
+        );
+      }
+      await pause(50);
+    }
+    await Promise.all(following.values());
+  }
+
+  /**
+   * Waits POLL_MS, together with the other partitions' reads that brought nothing: they go out
+   * again in one turn of the event loop, written together to each node, not each on its own timer.
+   */
+  private poll(): Promise<unknown> {
+    this.polling ??= pause(POLL_MS).finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  /** Reads the partitions `select` gives, again and again, until it gives none or reading stops. */
+  private async follow(select: () => [number, Tenure][]): Promise<void> {
+    while (!this.stopped) {
+      const readable = select();
+      if (readable.length === 0) return;
+      if (this.handlers.outstanding() > MAX_OUTSTANDING) {
+        await pause(50);
+        continue;
+      }
       try {
-        const readable = this.leases.readable();
-        if (readable.length === 0 || this.handlers.outstanding() > MAX_OUTSTANDING) {
-          await pause(50);
-          continue;
-        }
         const { entries, waited } = await this.read(readable);
         if (entries.length > 0) this.handlers.deliver(entries);
-        else if (!waited) await pause(POLL_MS);
+        else if (!waited) await this.poll();
       } catch (error) {
         // Redis may have given us events whose answer was lost (a connection cut mid-read): they
-        // are pending for us and would never come again with ">". Read every partition's pending
+        // are pending for us and would never come again with ">". Read the partitions' pending
         // events again (those held already are skipped).
-        for (const tenure of this.leases.tenures()) tenure.history ??= "0";
+        for (const [, tenure] of readable) tenure.history ??= "0";
         this.handlers.onError?.(error as Error);
         if (!this.stopped) await pause(500);
       }
@@ -94,33 +133,23 @@ export class PartitionReader {
   }
 
   /**
-   * One XREADGROUP per transaction group (one for all on a server, one per partition on a cluster)
-   * of the partitions' pending events (their history) if any have some, else of new ones.
+   * One XREADGROUP of the partitions' pending events (their history) if any have some, else of new
+   * ones: on a server, of every partition at once (blocking when they are new ones); on a cluster,
+   * where run() reads each partition on its own, a fenced script of the one partition.
    */
   private async read(readable: [number, Tenure][]): Promise<{ entries: QueuedEntry[]; waited: boolean }> {
     const history = readable.filter(([, tenure]) => tenure.history !== undefined);
     const asked = new Map(history.length > 0 ? history : readable);
-    const groups = byGroup(this.keys, asked, ([partition]) => partition);
     // On a cluster a read is a script, which cannot block.
-    const block = !this.keys.cluster && history.length === 0 && groups.length === 1;
+    const block = !this.keys.cluster && history.length === 0;
     for (const tenure of asked.values()) tenure.reads += 1;
     try {
-      const replies = await Promise.all(
-        groups.map((group) => {
-          if (this.keys.cluster) return this.readFenced(...(group[0] as [number, Tenure]));
-          const streams = group.map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
-          return this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT, ...(block ? { BLOCK: BLOCK_MS } : {}) });
-        }),
-      );
+      const streams = [...asked].map(([partition, tenure]) => ({ key: this.keys.stream(partition), id: tenure.history ?? ">" }));
+      const reply = this.keys.cluster
+        ? await this.readFenced(...(readable[0] as [number, Tenure]))
+        : ((await this.reader.xReadGroup(GROUP, this.consumer, streams, { COUNT, ...(block ? { BLOCK: BLOCK_MS } : {}) })) as StreamReply[] | null);
       // A history read that brought nothing ends the history: the next read is not waited for either.
-      return {
-        entries: this.received(
-          replies.flatMap((reply) => (reply ?? []) as StreamReply[]),
-          asked,
-          history,
-        ),
-        waited: block || history.length > 0,
-      };
+      return { entries: this.received(reply ?? [], asked, history), waited: block || history.length > 0 };
     } finally {
       for (const tenure of asked.values()) {
         tenure.reads -= 1;
@@ -130,12 +159,11 @@ export class PartitionReader {
   }
 
   /**
-   * One partition's read on a cluster (a group is one partition there), done only while the
-   * tenure holds its lease (see FENCE: a read answered MOVED after a failover may run long after
-   * it was sent). On one server every partition is read in one blocking XREADGROUP, unfenced (a
-   * script cannot block): a command runs there on the server it was sent to, and the takeover
-   * wait covers a read still on its way when the partition changes hands (TAKEOVER_WAIT_MS; a
-   * network that holds one longer is not covered).
+   * One partition's read on a cluster, done only while the tenure holds its lease (see FENCE: a
+   * read answered MOVED after a failover may run long after it was sent). On one server every
+   * partition is read in one blocking XREADGROUP, unfenced (a script cannot block): a command runs
+   * there on the server it was sent to, and the takeover wait covers a read still on its way when
+   * the partition changes hands (TAKEOVER_WAIT_MS; a network that holds one longer is not covered).
    */
   private async readFenced(partition: number, tenure: Tenure): Promise<StreamReply[] | null> {
     const reply = (await this.reader.eval(READ, {
