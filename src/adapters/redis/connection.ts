@@ -1,14 +1,19 @@
 import { createClient, createCluster } from "@redis/client";
 
-/** Connection settings every node's client gets, alone or in a cluster. */
-function nodeOptions() {
-  let connected = false;
+/**
+ * Connection settings every node's client gets, alone or in a cluster. `answered`: Redis answered
+ * this process already (the client is one more connection of a queue that is open), so a first
+ * connection that fails is retried like a lost one.
+ */
+function nodeOptions(answered: boolean) {
+  let connected = answered;
   return {
     options: {
       disableOfflineQueue: true,
       socket: {
         connectTimeout: 5_000,
-        // Once connected, keep trying (Redis restarts); a first connection that fails is an answer.
+        // Once connected, keep trying (Redis restarts); a first connection that fails is an answer
+        // (a wrong URL, no Redis), unless Redis answered this process already.
         reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 1_000) : retries < 2 ? 200 : cause),
       },
     },
@@ -24,8 +29,8 @@ function nodeOptions() {
  * client's command timeout stops counting once a command is written): leases do not depend on
  * its answers coming (see RedisQueue).
  */
-export function newClient(url: string) {
-  const { options, ready } = nodeOptions();
+export function newClient(url: string, answered = false) {
+  const { options, ready } = nodeOptions(answered);
   const client = createClient({ url, ...options });
   client.on("ready", ready);
   // Errors also reach the commands that were waiting: nothing more to do with them here.
@@ -45,8 +50,8 @@ function withoutDatabase(url: string): string {
  * follows MOVED and ASK, and learns them again after a failover. Every node is reached with the
  * URL's user, password and TLS.
  */
-function newClusterClient(url: string) {
-  const { options, ready } = nodeOptions();
+function newClusterClient(url: string, answered: boolean) {
+  const { options, ready } = nodeOptions(answered);
   const { username, password, protocol } = new URL(url);
   const cluster = createCluster({
     rootNodes: [{ url: withoutDatabase(url) }],
@@ -76,10 +81,10 @@ export interface Redis {
   cluster: boolean;
 }
 
-/** A client of the kind `cluster` says, not yet connected. */
-export function redisFor(url: string, cluster: boolean): Redis {
+/** A client of the kind `cluster` says, not yet connected; `answered`: see nodeOptions. */
+export function redisFor(url: string, cluster: boolean, answered = false): Redis {
   // Both kinds answer the commands wh sends alike; their types differ only in what wh does not use.
-  return { client: (cluster ? newClusterClient(url) : newClient(url)) as unknown as RedisClient, cluster };
+  return { client: (cluster ? newClusterClient(url, answered) : newClient(url, answered)) as unknown as RedisClient, cluster };
 }
 
 /** Connects to the server the URL names and asks whether it is a node of a cluster; then connects as that says. */

@@ -165,7 +165,9 @@ export class RedisQueue {
   /** Starts taking partitions and reading them; `deliver` gets what to send, in order per partition. */
   startForwarding(handlers: ForwardingHandlers): void {
     this.handlers = handlers;
-    const { client } = redisFor(this.connectUrl, this.redis.cluster);
+    // Redis answered the queue's opening: the reader's connection waits out Redis away now (a
+    // restart, a failover) as any later outage, where a first connection that failed gave up for good.
+    const { client } = redisFor(this.connectUrl, this.redis.cluster, true);
     this.leases.start((error) => handlers.onError?.(error));
     const reading = new PartitionReader(client, this.keys, this.consumer, this.leases, handlers, (entry, reason) => this.deadLetterUnreadable(entry, reason));
     this.reader = { client, reading };
