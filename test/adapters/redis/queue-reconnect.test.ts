@@ -29,7 +29,16 @@ describe.skipIf(!redisAvailable)("RedisQueue's forwarding (a real redis-server)"
       queue.startForwarding({ deliver: (entries) => delivered.push(...entries), outstanding: () => 0, onError: (error) => errors.push(error.message) });
       await restarting;
       const text = JSON.stringify({ source: null, event: { type: "track", userId: "u1", messageId: "m-after-restart" } });
-      await expect.poll(() => queue.append([{ partition: 0, text }]).then(() => true, () => false), { timeout: 10_000, interval: 200 }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            queue.append([{ partition: 0, text }]).then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(true);
       await expect
         .poll(() => delivered.map((entry) => entry.text), { timeout: 20_000, interval: 200, message: `forwarding's errors: ${errors.slice(-3).join("; ")}` })
         .toContain(text);
