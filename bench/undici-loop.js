@@ -4,12 +4,20 @@
 // With "ordered", each user's events go one after another in input order (as wh replay's default),
 // the others meanwhile: the floor of an ordered replay (issue 36), whose one hot user's events
 // can only go one at a time. It reads ahead without bound, which only helps it.
-// Usage: node bench/undici-loop.js FILE URL CONCURRENCY [ordered]   (the secret is WH_SHARED_SECRET)
+// VIA "controller" or "legacy" posts with an Agent's dispatch() instead of request(), with a handler
+// of undici's controller API (onRequestStart, onResponseStart…: what wh's transport uses since
+// 1e5f707) or of its deprecated one (onConnect, onHeaders…: what the f60d674 build used). undici 7
+// runs the deprecated API natively and wraps a controller handler, parsing every response's headers
+// into an object for it: the pair is the floor of wh replay against the f60d674 build.
+// Usage: node bench/undici-loop.js FILE URL CONCURRENCY [ordered|unordered] [request|controller|legacy]
+// (the secret is WH_SHARED_SECRET)
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { request } from "undici";
+import { Agent, request } from "undici";
 
-const [file, url, concurrency = "64", order = "unordered"] = process.argv.slice(2);
+const [file, url, concurrency = "64", order = "unordered", via = "request"] = process.argv.slice(2);
+const agent = new Agent();
+const target = new URL(url);
 const secret = process.env.WH_SHARED_SECRET ?? "";
 const lines = readFileSync(file, "utf8")
   .split("\n")
@@ -20,9 +28,44 @@ let failed = 0;
 async function post(event) {
   const body = JSON.stringify(event);
   const signature = createHmac("sha1", secret).update(body).digest("hex");
-  const response = await request(url, { method: "POST", headers: { "content-type": "application/json", "x-signature": signature }, body });
+  const headers = { "content-type": "application/json", "x-signature": signature };
+  const status = via === "request" ? await requested(headers, body) : await dispatched(headers, body);
+  if (status >= 300) failed += 1;
+}
+
+async function requested(headers, body) {
+  const response = await request(url, { method: "POST", headers, body });
   await response.body.dump();
-  if (response.statusCode >= 300) failed += 1;
+  return response.statusCode;
+}
+
+/** The status, the answer's body read and dropped, through the handler API `via` names. */
+function dispatched(headers, body) {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const handler =
+      via === "legacy"
+        ? {
+            onConnect() {},
+            onHeaders(statusCode) {
+              status = statusCode;
+              return true;
+            },
+            onData: () => true,
+            onComplete: () => resolve(status),
+            onError: reject,
+          }
+        : {
+            onRequestStart() {},
+            onResponseStart(_controller, statusCode) {
+              status = statusCode;
+            },
+            onResponseData() {},
+            onResponseEnd: () => resolve(status),
+            onResponseError: (_controller, error) => reject(error),
+          };
+    agent.dispatch({ origin: target.origin, path: target.pathname, method: "POST", headers, body }, handler);
+  });
 }
 
 async function worker() {
@@ -63,6 +106,7 @@ function ordered(slots) {
 
 if (order === "ordered") await ordered(Number(concurrency));
 else await Promise.all(Array.from({ length: Number(concurrency) }, worker));
+await agent.close();
 if (failed > 0) {
   console.error(`${failed} of ${lines.length} posts were not answered 2xx`);
   process.exitCode = 1;
