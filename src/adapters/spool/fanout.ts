@@ -25,6 +25,13 @@ const LANE_RECORDS = 256;
 const SHARED_RECORDS = 2_048;
 
 /**
+ * What a lane reading alone reads from a file at once: each of 100 lanes behind held a reader's
+ * 1 MB buffer (wh serve's RSS grew by what many lanes behind held); a record longer than this is
+ * read whole all the same.
+ */
+const LANE_CHUNK_BYTES = 64 * 1024;
+
+/**
  * One reader over a spool for many consumers (wh serve's sources): each record is read once and
  * handed to its lane, where it used to be read (and looked at) once per consumer. A lane whose
  * consumer does not keep up falls behind: from that record on it reads alone, with a reader of
@@ -236,7 +243,7 @@ class Lane implements AsyncIterable<SpoolRecord[]> {
 
   /** Reads on alone from where the lane fell behind; once level with the shared reader, is fed by it again. */
   private async readAlone(from: number): Promise<SpoolRecord[] | undefined> {
-    this.own ??= this.fanout.spool.reader(this.select, from);
+    this.own ??= this.fanout.spool.reader(this.select, from, LANE_CHUNK_BYTES);
     if (this.own.position < this.fanout.position) {
       const records = await this.own.read();
       this.passed = Math.max(0, this.passed - (records?.length ?? 0));

@@ -31,11 +31,16 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
   private stopped = false;
   private wake: (() => void) | undefined;
 
-  /** `from`: the first record to hand over (earlier ones are passed over; the oldest record's, for every record). */
+  /**
+   * `from`: the first record to hand over (earlier ones are passed over; the oldest record's, for
+   * every record). `chunkBytes`: what it reads from a file at once (a longer record is read whole
+   * all the same).
+   */
   constructor(
     private readonly spool: Spool,
     private readonly from: number,
     private readonly select?: SpoolSelector,
+    private readonly chunkBytes = CHUNK_BYTES,
   ) {
     this.seq = from;
   }
@@ -126,7 +131,7 @@ export class SpoolReader implements AsyncIterable<SpoolRecord[]> {
     this.file ??= await open(segment.path, "r");
     const end = segment.bytes;
     if (this.offset >= end) return [];
-    this.buffer ??= Buffer.alloc(CHUNK_BYTES);
+    this.buffer ??= Buffer.alloc(this.chunkBytes);
     let buffer = this.buffer;
     let length = Math.min(end - this.offset, buffer.length);
     let filled = (await this.file.read(buffer, 0, length, this.offset)).bytesRead;

@@ -130,8 +130,8 @@ export class Spool {
   }
 
   /** A reader of every record not ended (or those `select` keeps), from the oldest (or `from`), in order; it ends when the spool closes. */
-  reader(select?: SpoolSelector, from = this.segments.first): SpoolReader {
-    return new SpoolReader(this, from, select);
+  reader(select?: SpoolSelector, from = this.segments.first, chunkBytes?: number): SpoolReader {
+    return new SpoolReader(this, from, select, chunkBytes);
   }
 
   /** The segment holding `seq`, or else the first after it; undefined past the end. */

@@ -108,4 +108,19 @@ describe("SpoolFanout", () => {
     await first.return?.();
     fanout.stop();
   });
+  it("a lane reading alone gets a record longer than what it reads at once whole, in its place", async () => {
+    const fanout = fanoutOf(2);
+    // 300 a lane: each holds 256 and falls behind, so the rest is read alone, 64 KB at a time.
+    await spool.append(spread(2, 300));
+    await settle();
+    const long = JSON.stringify({ lane: 0, n: 300, pad: "x".repeat(200_000) });
+    await spool.append([long, JSON.stringify({ lane: 0, n: 301 })]);
+    const iterator = fanout.lane(0)[Symbol.asyncIterator]();
+    const got: SpoolRecord[] = [];
+    while (got.length < 302) got.push(...(await next(iterator)));
+    expect(got.map(({ text }) => (JSON.parse(text) as { n: number }).n)).toEqual(Array.from({ length: 302 }, (_, n) => n));
+    expect(got[300]?.text).toBe(long);
+    await iterator.return?.();
+    fanout.stop();
+  });
 });
