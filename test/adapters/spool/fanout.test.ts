@@ -108,6 +108,25 @@ describe("SpoolFanout", () => {
     await first.return?.();
     fanout.stop();
   });
+  it("hands a consumer at most its lane's share of the budget at once: one that stops in the middle (its webhook down) keeps little alive out of the lanes' count, and each lane still gets all of its records, in order", async () => {
+    const fanout = fanoutOf(LANES);
+    const busy = 8;
+    const iterators = Array.from({ length: busy }, (_, lane) => fanout.lane(lane)[Symbol.asyncIterator]());
+    // 256 for each of 8 lanes, 2,048 in all: every lane holds its own (the budget is not yet spent).
+    await spool.append(spread(busy, 256));
+    while (fanout.position < busy * 256) await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(
+      iterators.map(async (iterator, lane) => {
+        const batches: SpoolRecord[][] = [];
+        while (batches.flat().length < 256) batches.push(await next(iterator));
+        // A lane's share is 2,048 / 100 lanes = 20: handed whole, a lane's 256 were kept alive by a consumer that took 35.
+        expect(Math.max(...batches.map((batch) => batch.length))).toBeLessThanOrEqual(Math.floor(2_048 / LANES));
+        expect(batches.flat().map(({ text }) => JSON.parse(text))).toEqual(Array.from({ length: 256 }, (_, n) => ({ lane, n })));
+        await iterator.return?.();
+      }),
+    );
+    fanout.stop();
+  });
   it("a lane reading alone gets a record longer than what it reads at once whole, in its place", async () => {
     const fanout = fanoutOf(2);
     // 300 a lane: each holds 256 and falls behind, so the rest is read alone, 64 KB at a time.
