@@ -7,7 +7,7 @@
 // at once): every accepted event is delivered meanwhile, and its CPU is in the figure. Each
 // configuration starts fresh on an empty directory; configurations take turns round by round,
 // batches of 100 events, 16 connections, SECONDS after WARM_UP seconds (default 1). CPU = user +
-// system of wh serve's process per event answered 200, from /proc. With the webhook down, the
+// system of wh serve's process per event answered 200, from /proc; its peak RSS (VmHWM) beside it. With the webhook down, the
 // first seconds hold each source's first retries (--concurrency 32 per source, Retry-After: 1, the
 // backoff growing from 1 s): BENCH_WARMUP_SECONDS=10 measures past them. BENCH_SOURCE_COUNTS=1,100
 // leaves out 10. BENCH_REQUESTS_PER_SECOND=300 posts at that rate instead of as fast as serve
@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { trackingBatch } from "./generate.js";
-import { cpuUs } from "./proc-stat.js";
+import { cpuUs, peakRssMb } from "./proc-stat.js";
 import { startReceiverProcess } from "./receiver-process.js";
 import { startServeProcess } from "./wh-process.js";
 
@@ -76,6 +76,7 @@ async function measure(dir, webhook, sources, spread, build) {
       perSecond: accepted / SECONDS,
       webhookPerEvent: webhookRequests / accepted,
       trouble: result.non2xx + result.errors + result.timeouts,
+      peakRssMb: peakRssMb(serve.pid),
     };
   } finally {
     await serve.kill();
@@ -84,10 +85,11 @@ async function measure(dir, webhook, sources, spread, build) {
 
 /** With BENCH_BASELINE: the baseline build's CPU per event in the configuration, and this build's over it, round by round. */
 function againstBaseline(key, cpu) {
-  const baseline = runs.get(`${key} baseline`)?.map((run) => run.cpuPerEventUs);
-  if (baseline === undefined) return "";
+  const runsOfBaseline = runs.get(`${key} baseline`);
+  if (runsOfBaseline === undefined) return "";
+  const baseline = runsOfBaseline.map((run) => run.cpuPerEventUs);
   const ratios = cpu.map((value, round) => value / baseline[round]);
-  return `  baseline ${median(baseline).toFixed(1)} µs, this / baseline ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]`;
+  return `  baseline ${median(baseline).toFixed(1)} µs, peak RSS ${Math.round(median(runsOfBaseline.map((run) => run.peakRssMb)))} MB; this / baseline ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]`;
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -129,7 +131,7 @@ for (const state of ["down", "up"]) {
       const trouble = list.reduce((sum, run) => sum + run.trouble, 0);
       const webhook = median(list.map((run) => run.webhookPerEvent));
       console.log(
-        `  webhook ${state.padEnd(4)} ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  ${webhook.toFixed(3)} webhook requests per event  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}${againstBaseline(`${state} ${sources} ${spread}`, cpu)}`,
+        `  webhook ${state.padEnd(4)} ${String(sources).padStart(3)} source${sources === 1 ? " " : "s"}, ${spread ? "events spread" : "all to one   "}  ${median(cpu).toFixed(1).padStart(6)} µs CPU per event [${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)}]  ${String(Math.round(median(list.map((run) => run.perSecond)))).padStart(6)} events/s  peak RSS ${Math.round(median(list.map((run) => run.peakRssMb)))} MB  ${webhook.toFixed(3)} webhook requests per event  / one source ${median(ratios).toFixed(2)} [${ratios.map((ratio) => ratio.toFixed(2)).join(" ")}]${sources === 1 ? "" : " (target <= 1.2)"}${trouble > 0 ? `  (${trouble} requests refused or failed)` : ""}${againstBaseline(`${state} ${sources} ${spread}`, cpu)}`,
       );
     }
   }
