@@ -9,7 +9,9 @@ import { builtBin, cleanEnv, type RunOptions, type WhProcess, watchChild } from 
  * a SIGINT unless wh reads raw keys), and stdout is everything the terminal shows, stdout and
  * stderr interleaved, with "\r\n" line ends; `stderr` is script's own, for its errors. `-e`
  * makes script exit with wh's code. `afterwards`, a shell command, runs on the same terminal once wh
- * has exited (script then exits with its code): to see the state wh left the terminal in.
+ * has exited (script then exits with its code): to see the state wh left the terminal in. The
+ * shell then survives a Ctrl-C (it traps SIGINT; wh, which it starts, does not inherit that): one
+ * typed as wh exits on its own reaches the shell, and killed it before `afterwards` ran.
  */
 export function spawnWhInPty(
   args: readonly string[],
@@ -17,7 +19,7 @@ export function spawnWhInPty(
 ): WhProcess<ChildProcessWithoutNullStreams> {
   const command = [process.execPath, builtBin(), ...args].map(shellQuote).join(" ");
   // The terminal's size, set before wh starts (a spinner fits its line to it).
-  const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; ${options.afterwards === undefined ? `exec ${command}` : `${command}; ${options.afterwards}`}`;
+  const sized = `stty cols ${options.columns ?? 120} rows 40 2>/dev/null; ${options.afterwards === undefined ? `exec ${command}` : `trap : INT; ${command}; ${options.afterwards}`}`;
   const child = spawn("script", ["-qefc", sized, "/dev/null"], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ["pipe", "pipe", "pipe"] });
   const wh = watchChild(child);
   if (options.input !== undefined) child.stdin.write(options.input);
