@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { UsageError } from "../core/errors.js";
 import { parseJsonOrThrow } from "../core/message/parse-json.js";
@@ -30,9 +30,8 @@ const held = new Set<string>();
  * write the same journal. The lock is a file holding the owner's pid, host, start time and a
  * random token, which appears whole or not at all (written aside, then hard-linked into place),
  * so a contender always sees whom it belongs to. A lock whose process is gone (kill -9, or a pid
- * now used by another process) is taken over: it is renamed aside (only one contender can do
- * that), and put back if it turns out to be another contender's new lock. Anything at `path`
- * that is not a lock is refused, never removed.
+ * now used by another process) is taken over: one contender removes it (see removeStale), and
+ * they race to create theirs. Anything at `path` that is not a lock is refused, never removed.
  */
 export function acquireLock(path: string, what: string): FileLock {
   const me: LockOwner = {
@@ -42,7 +41,7 @@ export function acquireLock(path: string, what: string): FileLock {
     token: randomBytes(8).toString("hex"),
     processStart: processStartOf(process.pid),
   };
-  for (let attempt = 0; attempt < 5; attempt += 1) {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
     if (tryCreate(path, what, me)) {
       held.add(me.token);
       return { path, release: () => release(path, me) };
@@ -50,31 +49,62 @@ export function acquireLock(path: string, what: string): FileLock {
     const owner = readOwner(path, what);
     if (owner === undefined) continue; // released meanwhile: try again
     if (!isGone(owner)) throw inUse(path, what, owner);
-    const aside = `${path}.stale-${me.token}`;
-    try {
-      renameSync(path, aside);
-    } catch {
-      continue; // another contender moved it first
-    }
-    let moved: LockOwner | undefined;
-    try {
-      moved = readOwner(aside, what);
-    } catch {
-      moved = undefined; // not a lock: put back below, like a live one
-    }
-    if (moved?.token !== owner.token) {
-      // Not the stale lock we read (another contender's new one, made since): give it back.
-      try {
-        linkSync(aside, path);
-      } catch {
-        // someone holds a newer lock already
-      }
-      unlinkSync(aside);
-      throw moved === undefined ? notALock(path, what) : inUse(path, what, moved);
-    }
-    unlinkSync(aside);
+    removeStale(path, what, owner);
   }
   throw new UsageError(`${what} ${path}: could not take the lock (it keeps changing hands)`);
+}
+
+/** Tries at taking a lock, each after a stale one was removed (or another contender was removing it). */
+const ATTEMPTS = 20;
+/** How long a contender's claim on a stale lock may stand before it counts as left by one that died making it. */
+const CLAIM_STALE_MS = 10_000;
+
+/**
+ * Removes the stale lock `stale` names, if it is still at `path`. The contenders that read it
+ * claim it under one name, a hard link to the lock named after its token: one link is made, the
+ * others find the name taken, wait a moment and try again. The claimant removes the lock only if
+ * what it linked is that stale lock, and then nothing can change `path` before it does: a
+ * contender's create fails while a lock is there, and the owner, gone, never releases it. The
+ * lock used to be renamed aside instead, and put back if it was not the stale one: in the moment
+ * it was aside a contender's new lock could be moved, a third contender create its own in the
+ * empty place, and two runs hold the lock (5 processes racing for one, in CI).
+ */
+function removeStale(path: string, what: string, stale: LockOwner): void {
+  const claim = `${path}.stale-${stale.token}`;
+  try {
+    linkSync(path, claim);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return; // removed meanwhile
+    if (code !== "EEXIST") throw new UsageError(`${what} ${path}: could not take the lock: ${describeOutputError(error, path)}`, { cause: error });
+    if (claimedLongAgo(claim)) unlinkQuietly(claim);
+    else Atomics.wait(PAUSE, 0, 0, 2);
+    return;
+  }
+  try {
+    if (readOwner(claim, what)?.token === stale.token) unlinkSync(path);
+  } finally {
+    unlinkQuietly(claim);
+  }
+}
+
+/** A 2 ms wait while another contender removes a stale lock (acquireLock is synchronous). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+function claimedLongAgo(claim: string): boolean {
+  try {
+    return Date.now() - lstatSync(claim).ctimeMs > CLAIM_STALE_MS;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // gone already
+  }
 }
 
 /** Creates the lock with its content in one step; false when a lock is there already. */
