@@ -19,6 +19,7 @@ const BODY_EXCERPT_BYTES = 1024;
  */
 export class PostHandler implements Dispatcher.DispatchHandler, InFlightRequest {
   readonly deadlineMs: number;
+  inFlightSlot = -1;
   private stopped: TransportResult | undefined;
   private abort: ((error: Error) => void) | undefined;
   private status = 0;
