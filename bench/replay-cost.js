@@ -3,8 +3,8 @@
 // 1. CPU per event (user + system of the whole process, start-up included) of wh replay, of the
 //    f60d674 build when one is given (WH_BASELINE), of autocannon and of the bare undici loop
 //    (bench/undici-loop.js), 64 at a time on a receiver that answers at once; and the bare loop
-//    through an Agent's dispatch() with a handler of undici's controller API (wh's) and of its
-//    deprecated one (f60d674's), whose ratio is the floor of wh against that build;
+//    through an Agent's dispatch() with a handler of undici's own hooks (wh's transport, and the
+//    f60d674 build's), the floor of wh against autocannon;
 // 2. the garbage collector's share of wh replay's CPU profile and of the bare loop's (`--cpu-prof`,
 //    the "(garbage collector)" samples over those not idle);
 // 3. ordered replay with a hot user (half the events one user's) against unordered, on a receiver
@@ -49,7 +49,7 @@ async function replay(dir, file, url, args, nodeFlags = []) {
   return { cpuUs: run.cpuUs / run.summary.delivered, rate: run.summary.eventsPerSecond };
 }
 
-/** bench/undici-loop.js, `order` "ordered" or "unordered", posting `via` request() or an Agent's dispatch() with a "controller" or "legacy" handler. */
+/** bench/undici-loop.js, `order` "ordered" or "unordered", posting `via` request() or an Agent's dispatch(). */
 async function loop(file, url, concurrency, events, nodeFlags = [], order = "unordered", via = "request") {
   const run = await runMeasured([...nodeFlags, fileURLToPath(new URL("./undici-loop.js", import.meta.url)), file, url, String(concurrency), order, via]);
   if (run.code !== 0) throw new Error(`bench/undici-loop.js exited ${run.code}`);
@@ -143,8 +143,7 @@ try {
   const steps = {
     autocannon: () => cannon(fast.url, 64, EVENTS),
     "undici loop": () => loop(file, fast.url, 64, EVENTS),
-    "loop, controller API": () => loop(file, fast.url, 64, EVENTS, [], "unordered", "controller"),
-    "loop, legacy API": () => loop(file, fast.url, 64, EVENTS, [], "unordered", "legacy"),
+    "dispatch loop": () => loop(file, fast.url, 64, EVENTS, [], "unordered", "dispatch"),
     "wh replay": () => replay(root, file, fast.url, ["--concurrency", "64"]),
     ...(baseline === undefined ? {} : { f60d674: () => replay(baseline, file, fast.url, ["--concurrency", "64"]) }),
   };
@@ -157,10 +156,10 @@ try {
       )} µs CPU per event`,
     );
   if (baseline !== undefined) console.log(`  wh replay / f60d674, CPU per event: ${describe(perRound(runs, "wh replay", "f60d674", "cpuUs"))} (target <= 1)`);
-  console.log(
-    `  its floor, the bare dispatch loop with undici's controller handler API (wh's) / its deprecated one (f60d674's): ${describe(perRound(runs, "loop, controller API", "loop, legacy API", "cpuUs"))}`,
-  );
   console.log(`  wh replay / autocannon, CPU per event: ${describe(perRound(runs, "wh replay", "autocannon", "cpuUs"))} (target <= 2.5)`);
+  console.log(
+    `  its floor, the bare dispatch loop (undici's own hooks, as wh's transport) / autocannon: ${describe(perRound(runs, "dispatch loop", "autocannon", "cpuUs"))}; wh over it: ${describe(perRound(runs, "wh replay", "dispatch loop", "cpuUs"))}`,
+  );
   console.log(`  wh replay / undici loop, CPU per event: ${describe(perRound(runs, "wh replay", "undici loop", "cpuUs"))}`);
 
   const shares = await rotate({

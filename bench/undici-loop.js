@@ -4,12 +4,11 @@
 // With "ordered", each user's events go one after another in input order (as wh replay's default),
 // the others meanwhile: the floor of an ordered replay (issue 36), whose one hot user's events
 // can only go one at a time. It reads ahead without bound, which only helps it.
-// VIA "controller" or "legacy" posts with an Agent's dispatch() instead of request(), with a handler
-// of undici's controller API (onRequestStart, onResponseStart…: what wh's transport uses since
-// 1e5f707) or of its deprecated one (onConnect, onHeaders…: what the f60d674 build used). undici 7
-// runs the deprecated API natively and wraps a controller handler, parsing every response's headers
-// into an object for it: the pair is the floor of wh replay against the f60d674 build.
-// Usage: node bench/undici-loop.js FILE URL CONCURRENCY [ordered|unordered] [request|controller|legacy]
+// VIA "dispatch" posts with an Agent's dispatch() instead of request(), with a handler of undici's
+// own hooks (onConnect, onHeaders, onData, onComplete, onError): what wh's transport uses (since
+// 3018301, src/adapters/post-handler.ts) and what the f60d674 build used, without the body stream
+// and the promise request() makes per request. It is the floor of wh replay against autocannon.
+// Usage: node bench/undici-loop.js FILE URL CONCURRENCY [ordered|unordered] [request|dispatch]
 // (the secret is WH_SHARED_SECRET)
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -39,31 +38,20 @@ async function requested(headers, body) {
   return response.statusCode;
 }
 
-/** The status, the answer's body read and dropped, through the handler API `via` names. */
+/** The status, the answer's body read and dropped, through an Agent's dispatch(). */
 function dispatched(headers, body) {
   return new Promise((resolve, reject) => {
     let status = 0;
-    const handler =
-      via === "legacy"
-        ? {
-            onConnect() {},
-            onHeaders(statusCode) {
-              status = statusCode;
-              return true;
-            },
-            onData: () => true,
-            onComplete: () => resolve(status),
-            onError: reject,
-          }
-        : {
-            onRequestStart() {},
-            onResponseStart(_controller, statusCode) {
-              status = statusCode;
-            },
-            onResponseData() {},
-            onResponseEnd: () => resolve(status),
-            onResponseError: (_controller, error) => reject(error),
-          };
+    const handler = {
+      onConnect() {},
+      onHeaders(statusCode) {
+        status = statusCode;
+        return true;
+      },
+      onData: () => true,
+      onComplete: () => resolve(status),
+      onError: reject,
+    };
     agent.dispatch({ origin: target.origin, path: target.pathname, method: "POST", headers, body }, handler);
   });
 }
