@@ -16,6 +16,7 @@ import { createAccept, type AcceptedRequest, type Source } from "./accept.js";
 import type { EventStore } from "./event-store.js";
 import { startForwarding, type Forwarding } from "./forwarders.js";
 import { ServeMetrics } from "./metrics.js";
+import { paced } from "./pacing.js";
 import type { ReplicaWait } from "../../adapters/redis/queue.js";
 import { RedisStore } from "./redis-store.js";
 import { SpoolStore } from "./spool-store.js";
@@ -167,23 +168,6 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     backlog: () => store.backlog(),
     retryNow,
   };
-}
-
-/** Accepted events a forwarder may lag behind while its webhook keeps up, before accepting waits for it. */
-const MAX_LAG = 2_000;
-/** The longest a request waits for the forwarder: past it, it is accepted all the same. */
-const MAX_PACE_MS = 1_000;
-
-/**
- * Pacing: while the webhook keeps up (nothing waits to retry) but its forwarder falls behind what
- * is accepted, a request waits for the forwarder to catch up, for at most MAX_PACE_MS. On one
- * core, accepting at full speed would otherwise starve the deliveries (3% of what was accepted
- * was delivered meanwhile) and only grow the backlog. While deliveries fail, the spool takes
- * everything: that is what it is for.
- */
-async function paced(store: EventStore, keepingUp: () => boolean): Promise<void> {
-  const until = Date.now() + MAX_PACE_MS;
-  while ((store.lag() ?? 0) > MAX_LAG && keepingUp() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
 function openStore(options: ServeOptions, onRecovered: (stored: StoredEvent) => void): Promise<EventStore> {
