@@ -16,7 +16,7 @@ import { createAccept, type AcceptedRequest, type Source } from "./accept.js";
 import type { EventStore } from "./event-store.js";
 import { startForwarding, type Forwarding } from "./forwarders.js";
 import { ServeMetrics } from "./metrics.js";
-import { paced } from "./pacing.js";
+import { Pacer } from "./pacing.js";
 import type { ReplicaWait } from "../../adapters/redis/queue.js";
 import { RedisStore } from "./redis-store.js";
 import { SpoolStore } from "./spool-store.js";
@@ -103,6 +103,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   try {
     if (options.role !== "accept") forwarding = await startForwarding(store, jobMaker(sourceOf, sources, stamps), metrics, options);
     const retrying = (): number => forwarding?.retrying() ?? 0;
+    const pacer = new Pacer(store, () => forwarding !== undefined && forwarding.retrying() === 0);
     metrics.registry.gauge("wh_serve_retrying", "Deliveries waiting to retry a URL.", retrying);
     server = await startTrackingServer({
       closeGraceMs: options.graceMs ?? GRACE_MS,
@@ -117,7 +118,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         store,
         metrics,
         stamps,
-        admit: () => paced(store, () => forwarding !== undefined && forwarding.retrying() === 0),
+        admit: () => pacer.admit(),
         onRequest: options.onRequest,
       }),
       onRefused: (path, refusal) => {
