@@ -70,6 +70,7 @@ async function measure(server, receiver) {
     deliveredShare: delivered === undefined ? undefined : delivered / accepted,
     refused: result.non2xx,
     errors: result.errors + result.timeouts,
+    latencyMs: result.latency.p50,
   };
 }
 
@@ -79,13 +80,16 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
 const dir = mkdtempSync(join(tmpdir(), "wh-bench-accept-"));
 const webhookDown = await startReceiverProcess({ status: 503 });
 const webhookUp = await startReceiverProcess();
-const runs = { bare: [], down: [], up: [], baseline: [], baselineUp: [] };
+// Answering after 400 ms: 32 deliveries at a time make 80 a second, whatever the CPU.
+const webhookSlow = await startReceiverProcess({ delayMs: 400 });
+const runs = { bare: [], down: [], up: [], slow: [], baseline: [], baselineUp: [] };
 /** Each round's runs: its name in `runs`, and how it starts its server (wh serve: its webhook, and the checkout it runs from). */
 const roundRuns = [
   ["bare", (round) => startBareServer(join(dir, `bare-${round}.ndjson`))],
   ...[
     ["down", webhookDown, undefined],
     ["up", webhookUp, undefined],
+    ["slow", webhookSlow, undefined],
     ...(BASELINE === undefined
       ? []
       : [
@@ -110,7 +114,7 @@ try {
     }
   }
 } finally {
-  await Promise.all([webhookDown.stop(), webhookUp.stop()]);
+  await Promise.all([webhookDown.stop(), webhookUp.stop(), webhookSlow.stop()]);
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -133,6 +137,9 @@ console.log(
 console.log(`  bare spool server         ${figures("bare")}  (parse, one line per event, group fdatasync)`);
 console.log(`  wh serve, webhook down    ${figures("down")}  (the forwarder waiting: accepting alone; target <= 10 µs)`);
 console.log(`  wh serve, webhook up      ${figures("up")}  (deliveries made meanwhile included)`);
+console.log(
+  `  wh serve, webhook slow    ${figures("slow")}  (answering after 400 ms), median answer ${median(runs.slow.map((run) => run.latencyMs))} ms: requests wait for the forwarder only while the CPU is busy (each waited 1 s before b89cdd8)`,
+);
 console.log(
   `  wh serve / bare, webhook down: events/s ${describeRatios(ratios("down", "perSecond"))} (target >= 0.25); CPU per event ${describeRatios(ratios("down", "cpuPerEventUs"))}`,
 );
