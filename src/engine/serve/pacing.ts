@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { EventStore } from "./event-store.js";
 
 /** Accepted events a forwarder may lag behind while its webhook keeps up, before accepting waits for it. */
