@@ -59,6 +59,8 @@ export class RedisQueue {
   private readonly commits: Commits;
   private reader: { client: RedisClient; reading: PartitionReader } | undefined;
   private stopped = false;
+  /** Set when a stop gave up waiting on Redis and closed the connections itself. */
+  private clientsDestroyed = false;
   private handlers: ForwardingHandlers | undefined;
 
   private readonly client: RedisClient;
@@ -236,9 +238,27 @@ export class RedisQueue {
     return replayDeadLetters(this.client, this.keys, this.partitions, ids, entryOf);
   }
 
-  /** Stops reading; the leases are given back (what was read and not ended is claimed by the next owner). */
+  /**
+   * Stops reading; the leases are given back (what was read and not ended is claimed by the next
+   * owner). A Redis that does not answer (a frozen master) is waited for STOP_WAIT_MS, no longer:
+   * then the connections are closed, the leases lapse on their own, and what was read and not
+   * acknowledged is delivered again by the next forwarder, as after a kill -9. A stop used to wait
+   * for as long as the master stayed frozen.
+   */
   async stopForwarding(): Promise<void> {
     this.stopped = true;
+    const handedBack = this.handBack();
+    if (await settlesWithin(handedBack, STOP_WAIT_MS)) return;
+    this.handlers?.onWarning?.(
+      `Redis did not answer for ${STOP_WAIT_MS / 1_000} s as forwarding stopped: its connections were closed; the partitions' leases lapse on their own, and what was read and not acknowledged is delivered again by the next forwarder`,
+    );
+    this.clientsDestroyed = true;
+    await Promise.all([destroyQuietly(this.reader?.client), destroyQuietly(this.client)]);
+    await settlesWithin(handedBack, STOP_WAIT_MS);
+  }
+
+  /** The last commit, and the leases given back: the graceful half of stopForwarding. */
+  private async handBack(): Promise<void> {
     await this.leases.stop();
     await this.reader?.reading.stop();
     await this.commits.running;
@@ -249,6 +269,37 @@ export class RedisQueue {
 
   async close(): Promise<void> {
     if (this.handlers !== undefined && !this.stopped) await this.stopForwarding();
-    await Promise.all([this.client.destroy(), this.accepting.client.destroy()]);
+    await Promise.all([this.clientsDestroyed ? undefined : this.client.destroy(), this.accepting.client.destroy()]);
+  }
+}
+
+/** How long stopping the forwarding waits on Redis (the last commit, the leases given back). */
+const STOP_WAIT_MS = 5_000;
+
+/** Whether `promise` settles (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Closes a connection at once, its pending commands failed; one closed already is left alone. */
+async function destroyQuietly(client: RedisClient | undefined): Promise<void> {
+  try {
+    await client?.destroy();
+  } catch {
+    // closed already
   }
 }

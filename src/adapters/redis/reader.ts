@@ -35,6 +35,8 @@ export interface ForwardingHandlers {
   /** How many delivered-but-not-ended entries the process holds: reading waits above the limit. */
   outstanding(): number;
   onError?(error: Error): void;
+  /** Something the user should know that is not a failure of Redis (a stop that gave up waiting on it). */
+  onWarning?(message: string): void;
 }
 
 /** What XREADGROUP answers per stream (a pending entry deleted meanwhile has no fields). */

@@ -89,6 +89,7 @@ export class RedisStore implements EventStore {
         },
         outstanding: () => this.logsOf.outstanding,
         onError: (error) => this.options.onWarning?.(`Redis: ${error.message}; forwarding waits and goes on when it answers`),
+        onWarning: (message) => this.options.onWarning?.(message),
       });
     }
     return new Map([...queues].map(([destination, queue]) => [destination, { jobs: queue, stop: () => queue.end() }]));
