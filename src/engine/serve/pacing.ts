@@ -49,9 +49,11 @@ export class Pacer {
 
   /** Waits while the forwarder is behind and the CPU busy; false when it stopped waiting because the CPU was idle. */
   private async waitForForwarder(): Promise<boolean> {
+    // Most requests find the forwarder level: they read no clock of the event loop.
+    if (!this.behind()) return true;
     const until = Date.now() + MAX_PACE_MS;
     let since = { at: Date.now(), loop: this.loopTime() };
-    while ((this.store.lag() ?? 0) > MAX_LAG && this.keepingUp()) {
+    do {
       const now = Date.now();
       if (now >= until) return true;
       if (now - since.at >= PROGRESS_WINDOW_MS) {
@@ -61,7 +63,12 @@ export class Pacer {
         since = { at: now, loop };
       }
       await new Promise((resolve) => setTimeout(resolve, 2));
-    }
+    } while (this.behind());
     return true;
+  }
+
+  /** The forwarder is over MAX_LAG events behind while its webhook keeps up. */
+  private behind(): boolean {
+    return (this.store.lag() ?? 0) > MAX_LAG && this.keepingUp();
   }
 }

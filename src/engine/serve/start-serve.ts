@@ -103,7 +103,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   try {
     if (options.role !== "accept") forwarding = await startForwarding(store, jobMaker(sourceOf, sources, stamps), metrics, options);
     const retrying = (): number => forwarding?.retrying() ?? 0;
-    const pacer = new Pacer(store, () => forwarding !== undefined && forwarding.retrying() === 0);
+    const pacer = new Pacer(store, () => forwarding !== undefined && retrying() === 0);
     metrics.registry.gauge("wh_serve_retrying", "Deliveries waiting to retry a URL.", retrying);
     server = await startTrackingServer({
       closeGraceMs: options.graceMs ?? GRACE_MS,
