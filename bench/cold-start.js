@@ -9,10 +9,10 @@
 // `wh send --dry-run` is timed in a directory whose config has no filters and in one whose config
 // has one: the second loads @segment/tsub (its own file in the bundle), which the first must not pay for.
 // Each run's CPU (user + system, every thread) is taken too, by bench/cpu-at-exit.cjs preloaded in
-// every command alike, and printed beside the wall time. With BENCH_BASELINE=<dir>, a checkout of
-// another commit built there (`git worktree add /tmp/f60d674 f60d674`, node_modules, `npm run
-// build`), its `wh send` and `wh send --dry-run` take their turns in the same rounds, and wh's CPU
-// over theirs is printed round by round (median and range).
+// every command alike, and printed beside the wall time. With WH_BASELINE=<dir>, the f60d674 build
+// that bench/replay-cost.js compares with too (made as its header says), its `wh send` and `wh
+// send --dry-run` take their turns in the same rounds, and wh's CPU over theirs is printed round
+// by round (median and range).
 // wh keeps a V8 code cache of its bundle in the user's cache folder (bin/wh.cjs): here that is a
 // fresh XDG_CACHE_HOME, filled by the uncounted first rounds, so the figures are those of a user's
 // second and later starts. (The f60d674 build uses Node 22's compile cache, in os.tmpdir().)
@@ -49,7 +49,7 @@ const environments =
       ];
 
 const CPU_AT_EXIT = fileURLToPath(new URL("./cpu-at-exit.cjs", import.meta.url));
-const BASELINE = process.env.BENCH_BASELINE;
+const BASELINE = process.env.WH_BASELINE;
 
 /** One run: its wall time and its CPU, in ms. */
 function timeOnce({ args, env, cwd = root }) {

@@ -7,7 +7,7 @@
 // with its webhook down (a receiver in its own process answering 503 with Retry-After: 1), so the
 // forwarder only waits and the CPU is the accepting's; and with a webhook that keeps up (a
 // receiver answering 200 at once), where the CPU includes the deliveries made meanwhile and the
-// receiver counts them: delivered / accepted in the same window. With BENCH_BASELINE=<dir>, a
+// receiver counts them: delivered / accepted in the same window. With BENCH_SERVE_BASELINE=<dir>, a
 // checkout of another commit with its own build (npm run build there, node_modules linked), that
 // wh serve runs too each round, webhook down, for CPU per event side by side. Then where
 // accepting's CPU goes, in-process (bench/accept-split.js).
@@ -29,7 +29,7 @@ const BATCH = 100;
 const CONNECTIONS = 16;
 const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const BASELINE = process.env.BENCH_BASELINE;
+const BASELINE = process.env.BENCH_SERVE_BASELINE;
 const requests = uniqueBatchRequests(BATCH);
 const eventBytes = Math.round(JSON.stringify(trackingBatch(BATCH, "r1")).length / BATCH);
 const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from("bench:").toString("base64")}` };
@@ -148,7 +148,7 @@ console.log(
 );
 if (BASELINE !== undefined) {
   const against = (name, baseline) => describeRatios(runs[name].map((run, round) => run.cpuPerEventUs / runs[baseline][round].cpuPerEventUs));
-  console.log(`  baseline, webhook down    ${figures("baseline")}  (BENCH_BASELINE=${BASELINE})`);
+  console.log(`  baseline, webhook down    ${figures("baseline")}  (BENCH_SERVE_BASELINE=${BASELINE})`);
   console.log(`  baseline, webhook up      ${figures("baselineUp")}`);
   console.log(
     `  baseline / bare, webhook down: CPU per event ${describeRatios(ratios("baseline", "cpuPerEventUs"))}; wh serve / baseline, CPU per event: webhook down ${against("down", "baseline")}, webhook up ${against("up", "baselineUp")}`,

@@ -13,7 +13,7 @@
 // leaves out 10. BENCH_REQUESTS_PER_SECOND=300 posts at that rate instead of as fast as serve
 // answers: a configuration that costs more then does not also answer later, which keeps each
 // request's objects alive longer and makes the collector promote them (docs/measured.md).
-// BENCH_BASELINE=<dir> (another checkout's build: git worktree add /tmp/base <rev> && cd /tmp/base
+// BENCH_SERVE_BASELINE=<dir> (another checkout's build: git worktree add /tmp/base <rev> && cd /tmp/base
 // && ln -s <this checkout>/node_modules && npm run build) runs each configuration on it too, in
 // the same rounds, and prints this build's CPU per event over its.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,7 +31,7 @@ const SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_UP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const COUNTS = (process.env.BENCH_SOURCE_COUNTS ?? "1,10,100").split(",").map(Number);
-const BASELINE = process.env.BENCH_BASELINE;
+const BASELINE = process.env.BENCH_SERVE_BASELINE;
 const BUILDS = BASELINE === undefined ? [undefined] : [undefined, BASELINE];
 const RATE = process.env.BENCH_REQUESTS_PER_SECOND === undefined ? {} : { overallRate: Number(process.env.BENCH_REQUESTS_PER_SECOND) };
 const parts = JSON.stringify(trackingBatch(BATCH, "@id@")).split("@id@");
@@ -83,7 +83,7 @@ async function measure(dir, webhook, sources, spread, build) {
   }
 }
 
-/** With BENCH_BASELINE: the baseline build's CPU per event in the configuration, and this build's over it, round by round. */
+/** With BENCH_SERVE_BASELINE: the baseline build's CPU per event in the configuration, and this build's over it, round by round. */
 function againstBaseline(key, cpu) {
   const runsOfBaseline = runs.get(`${key} baseline`);
   if (runsOfBaseline === undefined) return "";
