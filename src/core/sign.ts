@@ -5,7 +5,8 @@ import { parseJsonOrThrow } from "./message/parse-json.js";
 /** The name of the header that carries the signature. */
 export const SIGNATURE_HEADER = "X-Signature";
 
-const SIGNATURE_PATTERN = /^[0-9a-fA-F]{40}$/;
+/** A signature's length: 40 hex digits. */
+const SIGNATURE_LENGTH = 40;
 
 /** Lowercase hex HMAC-SHA1 of the exact body bytes, keyed with the shared secret. */
 export function signBody(secret: string, body: Uint8Array | string): string {
@@ -36,6 +37,15 @@ function secretKey(secret: string): KeyObject {
   return key;
 }
 
+/**
+ * The two digests verifySignature compares, decoded from hex into these (it runs to its end
+ * synchronously: one pair serves every call). An HMAC's digest() as a Buffer, a Buffer of the
+ * signature and a regular expression to check it cost 0.4 us of a 4 us verifyRequest of one event
+ * more than the hex digest and these two writes (bench/verify-request.js).
+ */
+const EXPECTED = Buffer.alloc(20);
+const GIVEN = Buffer.alloc(20);
+
 export type VerifyResult = { ok: true } | { ok: false; reason: "malformed-signature" | "mismatch" };
 
 /**
@@ -46,10 +56,10 @@ export function verifySignature(secret: string, body: Uint8Array | string, signa
   requireArgument(isBody(body), "body", "a string or bytes", body);
   requireArgument(typeof signature === "string", "signature", "a string", signature);
   const candidate = signature.trim();
-  if (!SIGNATURE_PATTERN.test(candidate)) return { ok: false, reason: "malformed-signature" };
-  const expected = createHmac("sha1", secretKey(secret)).update(body).digest();
-  const given = Buffer.from(candidate, "hex");
-  return timingSafeEqual(expected, given) ? { ok: true } : { ok: false, reason: "mismatch" };
+  // Decoding hex stops at the first character that is not a hex digit: 20 bytes are 40 digits.
+  if (candidate.length !== SIGNATURE_LENGTH || GIVEN.write(candidate, "hex") !== GIVEN.length) return { ok: false, reason: "malformed-signature" };
+  EXPECTED.write(createHmac("sha1", secretKey(secret)).update(body).digest("hex"), "hex");
+  return timingSafeEqual(EXPECTED, GIVEN) ? { ok: true } : { ok: false, reason: "mismatch" };
 }
 
 /** What a body's signature came to: a single event, or a batch signed over its first event. */

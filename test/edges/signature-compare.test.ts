@@ -62,7 +62,8 @@ describe("the signature compare", () => {
 
   it("never compares a signature of another length: it is malformed first", () => {
     const right = signBody(SECRET, BODY);
-    for (const signature of [right.slice(0, 38), `${right}00`, "", `${right.slice(0, 39)}g`]) {
+    const within = (text: string) => `${right.slice(0, 20)}${text}${right.slice(20 + text.length)}`;
+    for (const signature of [right.slice(0, 38), `${right}00`, "", `${right.slice(0, 39)}g`, `g${right.slice(1)}`, within("zz"), within("é"), within(" ")]) {
       expect(verifySignature(SECRET, BODY, signature)).toEqual({ ok: false, reason: "malformed-signature" });
     }
     expect(compared).toEqual([]);

@@ -89,6 +89,8 @@ export function rejection({ status, reason }: Rejected): { status: number; body:
   return { status, body: JSON.stringify({ error: REJECTED[reason], reason }) };
 }
 
+const INPUT_NAMES = ["body", "headers", ...SIGNING_OPTION_NAMES];
+
 /**
  * Checks a request as Segment's Webhooks destinations sign it: X-Signature, the hex HMAC-SHA1 of
  * the raw body, compared in constant time; then the body is parsed. With `scheme: "standard"`, as
@@ -99,7 +101,7 @@ export function rejection({ status, reason }: Rejected): { status: number; body:
  * BatchWebhook that keeps the unsigned events apart. A missing or empty secret throws.
  */
 export function verifyRequest<Batches extends boolean = false>(input: VerifyRequestInput<Batches>): RequestVerdict<Batches> {
-  const given = checkSettings(input, "verifyRequest input", ["body", "headers", ...SIGNING_OPTION_NAMES]);
+  const given = checkSettings(input, "verifyRequest input", INPUT_NAMES);
   const body = given.body;
   if (typeof body !== "string" && !(body instanceof Uint8Array))
     throw new UsageError(`body must be the raw body as it arrived, a string or a Uint8Array (got ${describeValue(body)})`);
@@ -158,8 +160,9 @@ function verifyStandardBytes(raw: Uint8Array, headers: RequestHeaders, { secret,
   return parsed.ok ? { ok: true, webhook: { kind: "single", body: parsed.value, raw } } : refused(400, "invalid-json");
 }
 
+/** The bytes as UTF-8 text: a Buffer (as node:http and the adapters read it) decodes itself, without a view made of it. */
 function textOf(raw: Uint8Array): string {
-  return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("utf8");
+  return (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).toString("utf8");
 }
 
 /** Whether a JSON text is an array: its first byte past JSON's whitespace is "[". Nothing is parsed. */
