@@ -8,6 +8,7 @@ import { listDeadLetters, replayDeadLetters, type RedisDeadLetter } from "./dead
 import { PartitionLeases } from "./leases.js";
 import { PartitionReader, type ForwardingHandlers, type QueuedEntry } from "./reader.js";
 import { leaseOwner } from "./tenure.js";
+import { settlesWithin } from "../settles-within.js";
 
 /** Redis is unreachable or refused a write: accepting answers 503, forwarding waits. */
 export class QueueUnavailable extends Error {}
@@ -275,25 +276,6 @@ export class RedisQueue {
 
 /** How long stopping the forwarding waits on Redis (the last commit, the leases given back). */
 const STOP_WAIT_MS = 5_000;
-
-/** Whether `promise` settles (either way) within `ms`. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([
-      promise.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Closes a connection at once, its pending commands failed; one closed already is left alone. */
 async function destroyQuietly(client: RedisClient | undefined): Promise<void> {

@@ -5,6 +5,7 @@ import { formatDurationMs } from "../../core/duration.js";
 import { buildIngestMessage } from "../../core/message/ingest-message.js";
 import { redactUrl } from "../../core/redact.js";
 import { kindOf } from "../../core/arguments.js";
+import { settlesWithin } from "../../adapters/settles-within.js";
 import { VERSION } from "../../version.js";
 import { AnalyticsError, closeTimeoutMs, resolveAnalyticsOptions, type AnalyticsOptions, type AnalyticsSettings } from "./analytics-options.js";
 import { BatchSender, type AnalyticsEvents, type DeliveryFailure, type Pending, type QueuedMessage } from "./batch-sender.js";
@@ -135,19 +136,14 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (this.closed) return { unsent: [] };
     this.closed = true;
     this.flushQueue("close()");
-    // Wall-clock time, whatever clock the client was given: close() must end for its caller.
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), timeoutMs);
-    });
     try {
-      if (await Promise.race([this.settled().then(() => false), timedOut])) {
+      // Wall-clock time, whatever clock the client was given: close() must end for its caller.
+      if (!(await settlesWithin(this.settled(), timeoutMs))) {
         this.settings.log?.(`analytics: close() gave up after ${formatDurationMs(timeoutMs)} with ${this.inFlight.size} batches unsent`);
         this.stopper.abort();
         await this.settled();
       }
     } finally {
-      clearTimeout(timer);
       this.timer?.abort();
       await this.settings.ownTransport?.close();
     }
